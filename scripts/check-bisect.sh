@@ -1,0 +1,17 @@
+#!/bin/bash
+# Build the kernel at every patch of the series (incrementally, in its own
+# object directory so that the main build stays warm).
+. "$(dirname "$0")/common.sh"
+set -e
+obj=$BUILD/obj-bisect
+head=$(git -C "$TREE" rev-parse HEAD)
+[ -z "$(git -C "$TREE" status --porcelain --untracked-files=no)" ] ||
+	die "build/linux has uncommitted changes"
+trap 'git -C "$TREE" checkout -q master' EXIT
+for c in $(git -C "$TREE" rev-list --reverse base..master); do
+	git -C "$TREE" checkout -q "$c"
+	say "== $(git -C "$TREE" log -1 --format='%h %s' "$c")"
+	"$TOP/scripts/build.sh" "$obj"
+done
+[ "$(git -C "$TREE" rev-parse master)" = "$head" ] || true
+echo "check-bisect: every patch builds"
