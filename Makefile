@@ -23,8 +23,8 @@ base: deps
 	@scripts/fetch-base.sh >/dev/null
 
 tree: base
-	@t0=$$(date +%s); scripts/tree.sh; \
-	 mkdir -p build/logs; echo "tree $$(( $$(date +%s) - t0 ))" >> build/logs/times
+	@t0=$$(date +%s) && scripts/tree.sh && \
+	 mkdir -p build/logs && echo "tree $$(( $$(date +%s) - t0 ))" >> build/logs/times
 
 build: tree
 	@scripts/build.sh
