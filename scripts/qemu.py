@@ -73,9 +73,12 @@ def make_initramfs(obj, mode, tests, out, extra_files=()):
         shutil.copy2(bb, os.path.join(stage, 'bin/busybox'))
         applets = subprocess.run([bb, '--list-full'], capture_output=True,
                                  text=True, check=True).stdout.split()
-        # /bin/sh is a copy, not a link: add_remove_uprobe.tc probes the
-        # shell's own text mapping, which must show up as .../bin/sh.
-        shutil.copy2(bb, os.path.join(stage, 'bin/sh'))
+        # /bin/sh is Debian's dash, as where ftracetest is usually run:
+        # busybox ash runs applets by re-executing /proc/self/exe, so
+        # sched_process_exec would never see "ping" (the inter-event
+        # dynamic string tests), and add_remove_uprobe.tc probes the
+        # shell's text mapping, which must show up as .../bin/sh.
+        host_progs = {'bin/sh': shutil.which('dash') or bb}
         for a in applets:
             dst = os.path.join(stage, a)
             if not os.path.exists(dst):
@@ -85,10 +88,13 @@ def make_initramfs(obj, mode, tests, out, extra_files=()):
         # tracer tests) and nice (inter-event trigger tests), with their
         # shared libraries.
         for prog in ('chrt', 'nice'):
-            path = shutil.which(prog)
-            if not path:
-                continue
-            shutil.copy2(path, os.path.join(stage, 'usr/bin', prog))
+            if shutil.which(prog):
+                host_progs['usr/bin/' + prog] = shutil.which(prog)
+        for dst, path in host_progs.items():
+            dst = os.path.join(stage, dst)
+            if os.path.lexists(dst):
+                os.remove(dst)
+            shutil.copy2(path, dst)
             ldd = subprocess.run(['ldd', path], capture_output=True,
                                  text=True).stdout
             for lib in re.findall(r'(/\S+) \(0x', ldd):
