@@ -11,6 +11,8 @@ trap 'git -C "$TREE" checkout -q master' EXIT
 for c in $(git -C "$TREE" rev-list --reverse base..master); do
 	git -C "$TREE" checkout -q "$c"
 	say "== $(git -C "$TREE" log -1 --format='%h %s' "$c")"
+	# Configure at every patch, so that options a patch adds are on.
+	rm -f "$obj/.fragments"
 	KCONFIG_CHECK=0 "$TOP/scripts/build.sh" "$obj" ||
 		die "the build fails at $(git -C "$TREE" log -1 --format='%h %s' "$c")"
 done
