@@ -6,15 +6,19 @@ SHELL := /bin/bash
 TESTS ?=
 KCMDLINE ?=
 export TESTS KCMDLINE
+# make fuzz N=... SEED=...
+N ?= 100000
+SEED ?=
 
 .PHONY: all check run deps base tree build export check-export \
-	check-patches check-bisect clean distclean help
+	check-patches check-bisect check-debug fuzz check-docs docs-png bench \
+	clean distclean help
 
 all: check
 
 help:
 	@sed -n '1,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
-	@echo 'other targets: deps base tree build export check-export check-patches check-bisect clean'
+	@echo 'other targets: deps base tree build export check-export check-patches check-bisect check-debug fuzz check-docs docs-png bench clean'
 
 deps:
 	@scripts/deps.sh
@@ -37,6 +41,22 @@ run: build
 
 export:
 	@scripts/export.sh
+
+check-debug: tree
+	@scripts/check-debug.sh
+
+fuzz: tree
+	@ONLY=fuzz FUZZ_N=$(N) FUZZ_KN=$$(( $(N) / 10 )) $(if $(SEED),FUZZ_SEED=$(SEED)) \
+		scripts/check-debug.sh
+
+check-docs: tree
+	@scripts/check-docs.sh
+
+docs-png: check-docs
+	@scripts/docs-png.sh
+
+bench: build
+	@python3 scripts/bench.py
 
 check-export:
 	@scripts/export.sh --check && echo "patches/ matches build/linux"

@@ -5,7 +5,7 @@
 # is checked after olddefconfig; one that did not survive fails the build.
 . "$(dirname "$0")/common.sh"
 set -e
-obj=${1:-$BUILD/obj}
+obj=$(realpath -m "${1:-$BUILD/obj}")
 shift || true
 frags=("$@")
 [ ${#frags[@]} -gt 0 ] || frags=("$TOP/config/base.config")
@@ -44,13 +44,13 @@ done < <(cat "${frags[@]}")
 [ $bad = 0 ] || [ "$KCONFIG_CHECK" = 0 ] ||
 	die "requested Kconfig options did not survive olddefconfig"
 
-if ! kmake -j"$JOBS" bzImage modules > "$LOGS/build.log" 2>&1; then
-	grep -E 'error|Error' "$LOGS/build.log" | head -30 >&2
-	tail -20 "$LOGS/build.log" >&2
-	die "kernel build failed (log: build/logs/build.log)"
+if ! kmake -j"$JOBS" bzImage modules > "$LOGS/build-$(basename "$obj").log" 2>&1; then
+	grep -E 'error|Error' "$LOGS/build-$(basename "$obj").log" | head -30 >&2
+	tail -20 "$LOGS/build-$(basename "$obj").log" >&2
+	die "kernel build failed (log: build/logs/build-$(basename "$obj").log)"
 fi
-grep -E 'warning:' "$LOGS/build.log" | head -20 >&2 || true
+grep -E 'warning:' "$LOGS/build-$(basename "$obj").log" | head -20 >&2 || true
 rm -rf "$obj/modinst"
 kmake INSTALL_MOD_PATH="$obj/modinst" INSTALL_MOD_STRIP=1 modules_install >/dev/null
-phase_done build "$t0"
+phase_done "${PHASE:-build}" "$t0"
 say "built $(kmake -s kernelrelease) in $(( $(date +%s) - t0 ))s"

@@ -2,7 +2,8 @@
 # Install what the harness needs, from Debian's packages only.
 . "$(dirname "$0")/common.sh"
 PKGS="build-essential flex bison bc libelf-dev libssl-dev cpio kmod xz-utils
-      ccache qemu-system-x86 busybox-static python3 git perl rsync"
+      ccache qemu-system-x86 busybox-static python3 git perl rsync
+      python3-sphinx"
 missing=
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||

@@ -317,15 +317,32 @@ def cmd_check(args):
     os.makedirs(LOGS, exist_ok=True)
     initrd = os.path.join(BUILD, f'initramfs-{args.name}.cpio.gz')
     tests = args.tests or []
-    boot_tests = [(os.path.abspath(b), '/fbe/boot/' + os.path.basename(b))
-                  for b in (args.boot_tests or [])]
-    guest_tests = make_initramfs(obj, 'check', tests, initrd, boot_tests)
+    extra = [(os.path.abspath(b), '/fbe/boot/' + os.path.basename(b))
+             for b in (args.boot_tests or [])]
+    extra += [(os.path.abspath(b), '/fbe/post/' + os.path.basename(b))
+              for b in (args.post_tests or [])]
+    for e in args.extra or []:
+        src, _, dst = e.partition(':')
+        extra.append((os.path.abspath(src), dst or '/fbe/bin/' + os.path.basename(src)))
+    envfile = None
+    if args.env:
+        fd, envfile = tempfile.mkstemp(prefix='fbe-env-')
+        with os.fdopen(fd, 'w') as f:
+            for e in args.env:
+                k, _, v = e.partition('=')
+                f.write(f'{k}={shlex.quote(v)}\n')
+        extra.append((envfile, '/fbe/env'))
+    try:
+        guest_tests = make_initramfs(obj, 'check', tests, initrd, extra)
+    finally:
+        if envfile:
+            os.unlink(envfile)
     cmdline = ('console=ttyS0 panic=-1 oops=panic loglevel=4 '
                'ftrace_dump_on_oops ' + args.kcmdline).strip()
     logpath = os.path.join(LOGS, f'console-{args.name}.log')
     start = time.time()
     lines, status = boot(obj, initrd, cmdline, logpath, args.timeout,
-                         smp=args.smp, echo=args.verbose)
+                         smp=args.smp, mem=args.mem, echo=args.verbose)
     elapsed = time.time() - start
     with open(os.path.join(LOGS, 'times'), 'a') as f:
         f.write(f'guest-{args.name} {elapsed:.0f}\n')
@@ -419,6 +436,13 @@ def main():
     c.add_argument('--name', default='check')
     c.add_argument('--boot-tests', nargs='*',
                    help='guest scripts printing KTAP, run before ftracetest')
+    c.add_argument('--post-tests', nargs='*',
+                   help='guest scripts printing KTAP, run after ftracetest')
+    c.add_argument('--extra', nargs='*', metavar='SRC[:DST]',
+                   help='more files for the guest (default DST: /fbe/bin/)')
+    c.add_argument('--env', nargs='*', metavar='VAR=VALUE',
+                   help='variables for the guest scripts')
+    c.add_argument('--mem', type=int, default=2048, help='guest memory (MiB)')
     c.add_argument('--summary', help='append "pass fail skip" to this file')
     sub.choices['run'].add_argument('--demo', action='store_true',
                                     help='run the demo even on a terminal')

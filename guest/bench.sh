@@ -1,0 +1,144 @@
+#!/bin/sh
+# make bench, the guest side: the cost per hit of each way to trace the
+# sample's fevent_sample_bench(), and the cost of creating events.
+# Prints "BENCH <case> <run> <calls> <ns>" and "CREATE <kind> <phase> <n> <ms>";
+# scripts/bench.py makes the table.  BENCH_N calls per run, BENCH_RUNS runs.
+T=/sys/kernel/tracing
+S=/sys/kernel/debug/fevent_sample
+N=${BENCH_N:-200000}
+RUNS=${BENCH_RUNS:-5}
+NCREATE=${BENCH_CREATE:-1000}
+F=fevent_sample_bench
+
+modprobe fevent-sample || { echo "BENCH-ERROR no fevent-sample"; exit 1; }
+cd $T || exit 1
+off() { awk -v f="$1" '$1 == f { print $2 }' $S/layout; }
+INNER=$(off inner)
+LEAF=$(off leaf)
+MAGIC=$(off magic)
+echo 1 > tracing_on
+echo 1024 > buffer_size_kb
+# Case 12 must stay an int3 probe: no jump optimization
+echo 0 > /proc/sys/debug/kprobes-optimization
+
+reset() {
+	echo nop > current_tracer
+	echo > set_ftrace_filter
+	echo 0 > events/enable
+	echo > function_events
+	echo > dynamic_events
+	echo > trace
+}
+
+setup_fevent() { # definition
+	echo "$1" > function_events && echo 1 > events/functions/$F/enable
+}
+
+setup_dyn() { # group definition
+	echo "$2" >> dynamic_events && echo 1 > events/$1/bench/enable
+}
+
+# The same data three ways: nothing, 3 ints, a 2-level chain and a string
+FE0="$F()"
+FE3="$F(NULL, int a, int b, int c)"
+FEC="$F(u32 magic+$INNER[0]+$LEAF[0]+$MAGIC, NULL, NULL, NULL, string msg)"
+PA3='a=$arg2:s32 b=$arg3:s32 c=$arg4:s32'
+PAC="magic=+$MAGIC(+$LEAF(+$INNER(\$arg1))):u32 msg=\$arg5:string"
+
+run_case() { # number name setup...
+	num=$1 name=$2
+	shift 2
+	reset
+	if ! "$@"; then
+		echo "BENCH-ERROR $num-$name: setup failed: $*"
+		return
+	fi
+	shift_case=$num-$name
+	for r in $(seq "$RUNS"); do
+		taskset -c 0 sh -c "echo $N > $S/bench"
+		read -r calls ns < $S/bench
+		echo "BENCH $shift_case $r $calls $ns"
+	done
+	# the event recorded what it should
+	if [ "$num" -gt 1 ] && ! grep -q bench trace; then
+		echo "BENCH-ERROR $num-$name: nothing recorded"
+	fi
+	reset
+}
+
+function_tracer() {
+	echo $F > set_ftrace_filter && echo function > current_tracer
+}
+
+# An instruction boundary inside the function, past the ftrace call
+kprobe_inside() {
+	for o in 4 5 8 9; do
+		if echo "p:kprobes/bench $F+$o a=%si:s32 b=%dx:s32 c=%cx:s32" >> dynamic_events 2>/dev/null; then
+			echo "# kprobe inside the function at +$o"
+			echo 1 > events/kprobes/bench/enable
+			return 0
+		fi
+	done
+	return 1
+}
+
+tracepoint() {
+	echo 1 > events/fevent_sample/$F/enable
+}
+
+none() { :; }
+
+echo "# bench: $N calls per run, $RUNS runs per case"
+run_case 1 none none
+run_case 2 function-tracer function_tracer
+run_case 3 fevent-noargs setup_fevent "$FE0"
+run_case 4 fevent-3ints setup_fevent "$FE3"
+run_case 5 fevent-chain-string setup_fevent "$FEC"
+run_case 6 fprobe-noargs setup_dyn fprobes "f:fprobes/bench $F"
+run_case 7 fprobe-3ints setup_dyn fprobes "f:fprobes/bench $F $PA3"
+run_case 8 fprobe-chain-string setup_dyn fprobes "f:fprobes/bench $F $PAC"
+run_case 9 kprobe-noargs setup_dyn kprobes "p:kprobes/bench $F"
+run_case 10 kprobe-3ints setup_dyn kprobes "p:kprobes/bench $F $PA3"
+run_case 11 kprobe-chain-string setup_dyn kprobes "p:kprobes/bench $F $PAC"
+run_case 12 kprobe-int3-3ints kprobe_inside
+run_case 13 trace-event-3ints tracepoint
+
+# Creation: the same NCREATE functions, as function events and as kprobes
+ms() { awk '{ printf "%d", $1 * 1000 }' /proc/uptime; }
+echo 0 > tracing_on
+reset
+funcs=/tmp/bench-funcs
+: > $funcs
+n=0
+# Functions both accept (not on the kprobe blacklist, traceable)
+grep -v '[.:]' available_filter_functions | grep -v '^__' | sort -u |
+while read -r fn rest; do
+	[ $n -ge "$NCREATE" ] && break
+	if echo "$fn()" > function_events 2>/dev/null &&
+	   echo "p:kprobes/t $fn" > kprobe_events 2>/dev/null; then
+		echo "$fn" >> $funcs
+		n=$((n + 1))
+	fi
+	echo > function_events
+	echo > kprobe_events
+done
+total=$(wc -l < $funcs)
+phase() { # kind phase command-per-line...
+	t0=$(ms)
+	i=0
+	while read -r fn; do
+		i=$((i + 1))
+		eval "$3"
+	done < $funcs
+	echo "CREATE $1 $2 $total $(( $(ms) - t0 ))"
+}
+phase fevent define 'echo "$fn()" >> function_events'
+phase fevent enable 'echo 1 > events/functions/$fn/enable'
+phase fevent disable 'echo 0 > events/functions/$fn/enable'
+phase fevent remove 'echo "-:$fn" >> function_events'
+phase kprobe define 'echo "p:kprobes/c$i $fn" >> kprobe_events'
+phase kprobe enable 'echo 1 > events/kprobes/c$i/enable'
+phase kprobe disable 'echo 0 > events/kprobes/c$i/enable'
+phase kprobe remove 'echo "-:kprobes/c$i" >> kprobe_events'
+echo 1 > tracing_on
+echo "BENCH-DONE"

@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""make bench: the cost per hit of a function event, side by side.
+
+Boots the normal kernel twice, at the same time, each guest running
+guest/bench.sh (the sample module's fevent_sample_bench() called N times
+in a loop for each case):
+
+  wall    plain TCG: guest time is host wall-clock time, noisy, and the
+          costs are those of emulated, not real, instructions;
+  icount  TCG with -icount shift=0,sleep=off: the guest clock advances
+          1 ns per instruction, so "ns" are instructions executed:
+          deterministic, and what the code path costs in instructions.
+
+Prints a table per mode (median of the runs, spread = (max-min)/median,
+overhead = case - case 1, ratio = overhead / overhead of case 2), checks
+the targets, writes build/bench/bench.csv, create.csv and bench.png.
+"""
+
+import argparse
+import csv
+import os
+import statistics
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import qemu  # noqa: E402
+
+OUT = os.path.join(qemu.BUILD, 'bench')
+MODES = {
+    'wall': [],
+    'icount': ['-icount', 'shift=0,sleep=off'],
+}
+
+
+def run_guest(mode, obj, kcmdline, timeout, results):
+    initrd = os.path.join(qemu.BUILD, f'initramfs-bench-{mode}.cpio.gz')
+    qemu.make_initramfs(obj, 'run', [], initrd,
+                        extra_files=[(os.path.join(qemu.TOP, 'guest/bench.sh'),
+                                      '/fbe/demo')])
+    cmdline = f'console=ttyS0 panic=-1 loglevel=4 {kcmdline}'
+    logpath = os.path.join(qemu.LOGS, f'console-bench-{mode}.log')
+    lines, status = qemu.boot(obj, initrd, cmdline, logpath, timeout,
+                              extra_qemu=MODES[mode])
+    results[mode] = (lines, status, logpath)
+
+
+def parse(lines):
+    runs, create, errors = {}, {}, []
+    for s in lines:
+        f = s.split()
+        if not f:
+            continue
+        if f[0] == 'BENCH' and len(f) == 5:
+            calls, ns = int(f[3]), int(f[4])
+            runs.setdefault(f[1], []).append(ns / calls)
+        elif f[0] == 'CREATE' and len(f) == 5:
+            create[(f[1], f[2])] = (int(f[3]), int(f[4]))
+        elif f[0] == 'BENCH-ERROR':
+            errors.append(s)
+    return runs, create, errors
+
+
+def table(mode, runs):
+    rows = []
+    order = sorted(runs, key=lambda c: int(c.split('-')[0]))
+    base = statistics.median(runs[order[0]]) if order else 0
+    ftr = None
+    for c in order:
+        if c.startswith('2-'):
+            ftr = statistics.median(runs[c]) - base
+    for c in order:
+        v = runs[c]
+        med = statistics.median(v)
+        spread = (max(v) - min(v)) / med if med else 0
+        over = med - base
+        ratio = over / ftr if ftr and not c.startswith('1-') else None
+        rows.append({'mode': mode, 'case': c, 'runs': len(v),
+                     'median_ns': med, 'min_ns': min(v), 'max_ns': max(v),
+                     'spread': spread, 'overhead_ns': over, 'ratio': ratio})
+    return rows
+
+
+def show(mode, rows):
+    unit = 'ns' if mode == 'wall' else 'insns'
+    print(f'\n=== {mode}: per call, median of {rows[0]["runs"] if rows else 0} runs '
+          f'({unit}; overhead = case - case 1; ratio = overhead / case 2 overhead)')
+    print(f'{"case":<26}{"median":>10}{"spread":>9}{"overhead":>10}{"ratio":>8}')
+    for r in rows:
+        ratio = f'{r["ratio"]:.2f}' if r['ratio'] is not None else '-'
+        print(f'{r["case"]:<26}{r["median_ns"]:>10.1f}{r["spread"]:>8.1%}'
+              f'{r["overhead_ns"]:>10.1f}{ratio:>8}')
+
+
+def targets(mode, rows):
+    over = {r['case'].split('-')[0]: r['overhead_ns'] for r in rows}
+    ok = True
+    out = []
+    for fe, fp, what in (('3', '6', 'no arguments'), ('4', '7', '3 ints'),
+                         ('5', '8', 'chain + string')):
+        if fe in over and fp in over and over[fp] > 0:
+            r = over[fe] / over[fp]
+            good = r <= 1.00
+            ok &= good
+            out.append(f'{"met" if good else "NOT met"}: function event / fprobe '
+                       f'({what}) = {r:.2f} (target <= 1.00)')
+    if '3' in over and '2' in over and over['2'] > 0:
+        r = over['3'] / over['2']
+        good = r <= 1.3
+        ok &= good
+        out.append(f'{"met" if good else "NOT met"}: no-argument function event / '
+                   f'function tracer = {r:.2f} (target <= 1.30)')
+    print(f'--- targets ({mode})')
+    for s in out:
+        print('  ' + s)
+    return ok
+
+
+def plot(all_rows, path):
+    try:
+        import matplotlib
+        matplotlib.use('Agg')
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print('(no matplotlib: no plot)')
+        return
+    modes = [m for m in MODES if any(r['mode'] == m for r in all_rows)]
+    fig, axes = plt.subplots(1, len(modes), figsize=(7 * len(modes), 6),
+                             squeeze=False)
+    for ax, mode in zip(axes[0], modes):
+        rows = [r for r in all_rows if r['mode'] == mode and
+                not r['case'].startswith('1-')]
+        names = [r['case'] for r in rows]
+        vals = [r['overhead_ns'] for r in rows]
+        errs = [(r['max_ns'] - r['min_ns']) / 2 for r in rows]
+        colors = ['tab:green' if '-fevent' in '-' + n.split('-', 1)[1] else
+                  'tab:gray' for n in names]
+        ax.barh(names, vals, xerr=errs, color=colors)
+        ax.invert_yaxis()
+        ax.set_xlabel('overhead per call, ' +
+                      ('ns (wall clock, TCG)' if mode == 'wall' else
+                       'instructions (icount)'))
+        ax.set_title(f'fevent_sample_bench(): {mode}')
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    print(f'plot: {os.path.relpath(path, qemu.TOP)}')
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('--obj', default=os.path.join(qemu.BUILD, 'obj'))
+    ap.add_argument('--calls', type=int, default=200000)
+    ap.add_argument('--runs', type=int, default=5)
+    ap.add_argument('--create', type=int, default=1000)
+    ap.add_argument('--modes', default='wall,icount')
+    ap.add_argument('--timeout', type=int, default=3600)
+    args = ap.parse_args()
+    os.makedirs(OUT, exist_ok=True)
+    os.makedirs(qemu.LOGS, exist_ok=True)
+    os.environ['FBE_ACCEL'] = 'tcg'
+    kcmdline = (f'BENCH_N={args.calls} BENCH_RUNS={args.runs} '
+                f'BENCH_CREATE={args.create}')
+    results = {}
+    threads = [threading.Thread(target=run_guest,
+                                args=(m, args.obj, kcmdline, args.timeout, results))
+               for m in args.modes.split(',')]
+    start = time.time()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    all_rows, rc = [], 0
+    creates = []
+    for mode in args.modes.split(','):
+        lines, status, logpath = results[mode]
+        runs, create, errors = parse(lines)
+        bad = qemu.bad_lines(lines)
+        if bad or errors or not any(s.startswith('BENCH-DONE') for s in lines):
+            rc = 1
+            print(f'error: the {mode} run did not finish cleanly ({status}); '
+                  f'log: {logpath}')
+            for e in errors:
+                print('  ' + e)
+            qemu.show_tail(lines, bad[0] if bad else None)
+        rows = table(mode, runs)
+        all_rows += rows
+        show(mode, rows)
+        if create:
+            print(f'--- creation ({mode}): ms for {next(iter(create.values()))[0]} events')
+            for kind in ('fevent', 'kprobe'):
+                phases = [create.get((kind, p), (0, 0))[1]
+                          for p in ('define', 'enable', 'disable', 'remove')]
+                print(f'  {kind:<8} define {phases[0]:>6}  enable {phases[1]:>6}  '
+                      f'disable {phases[2]:>6}  remove {phases[3]:>6}')
+                creates.append([mode, kind] + phases)
+        targets(mode, rows)
+    with open(os.path.join(OUT, 'bench.csv'), 'w', newline='') as f:
+        w = csv.DictWriter(f, fieldnames=list(all_rows[0].keys()) if all_rows else ['mode'])
+        w.writeheader()
+        w.writerows(all_rows)
+    with open(os.path.join(OUT, 'create.csv'), 'w', newline='') as f:
+        w = csv.writer(f)
+        w.writerow(['mode', 'kind', 'define_ms', 'enable_ms', 'disable_ms', 'remove_ms'])
+        w.writerows(creates)
+    plot(all_rows, os.path.join(OUT, 'bench.png'))
+    print(f'csv: build/bench/bench.csv, build/bench/create.csv; '
+          f'{time.time() - start:.0f}s')
+    return rc
+
+
+if __name__ == '__main__':
+    sys.exit(main())

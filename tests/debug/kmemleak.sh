@@ -1,0 +1,20 @@
+#!/bin/sh
+# KTAP: run after everything else; a kmemleak scan must find nothing.
+K=/sys/kernel/debug/kmemleak
+echo "1..1"
+if [ ! -e $K ]; then
+	echo "ok 1 kmemleak # SKIP no /sys/kernel/debug/kmemleak"
+	exit 0
+fi
+# Objects younger than 5 s are not reported: scan, wait, scan again.
+echo scan > $K
+sleep 6
+echo scan > $K
+n=$(grep -c '^unreferenced object' $K)
+if [ "$n" -eq 0 ]; then
+	echo "ok 1 kmemleak: no suspected leaks"
+else
+	cat $K
+	echo "not ok 1 kmemleak: $n suspected leaks"
+	exit 1
+fi
