@@ -56,7 +56,8 @@ docs-png: check-docs
 	@scripts/docs-png.sh
 
 bench: build
-	@python3 scripts/bench.py
+	@scripts/deps.sh python3-matplotlib
+	@/usr/bin/python3 scripts/bench.py
 
 check-export:
 	@scripts/export.sh --check && echo "patches/ matches build/linux"

@@ -1,9 +1,10 @@
 #!/bin/bash
-# Install what the harness needs, from Debian's packages only.
+# Install what the harness needs, from Debian's packages only; more
+# packages for one target as arguments (make bench: python3-matplotlib).
 . "$(dirname "$0")/common.sh"
 PKGS="build-essential flex bison bc libelf-dev libssl-dev cpio kmod xz-utils
       ccache qemu-system-x86 busybox-static python3 git perl rsync
-      python3-sphinx"
+      python3-sphinx $*"
 missing=
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||

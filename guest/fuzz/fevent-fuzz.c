@@ -4,7 +4,7 @@
  * (and, as a control, to kprobe_events) and check what the kernel makes
  * of each one.
  *
- *   fevent-fuzz [-n COUNT] [-k KCOUNT] [-s SEED] [-r ITER] [-v]
+ *   fevent-fuzz [-n COUNT] [-k KCOUNT] [-s SEED] [-r ITER] [-e EVERY] [-v]
  *
  * A definition is grammar-generated from the constructs of the spec
  * (types, arrays, 'unsigned', offsets, indexes, chains, NULL, '|',
@@ -12,9 +12,10 @@
  * characters, huge numbers, long names, NUL bytes, truncation, 4 KiB
  * lines).  For every write:
  *
- *  - accepted: each event now listed must have a format file, enable,
- *    fire when its function is called (the function is called), disable,
- *    be removed, and its listing must create the same event again;
+ *  - accepted: each event now listed must have a format file, be
+ *    removed, and its listing must create the same event again; every
+ *    EVERY'th (-e, default 8) must also enable, fire when its function
+ *    is called (the function is called) and disable;
  *  - rejected: the write fails with an errno and error_log has an entry
  *    for the file written.
  *
@@ -364,6 +365,18 @@ static void mutate(struct def *d)
 		d->buf[d->len++] = ' ';
 }
 
+/* Where the time goes: write, check, enable (+fire, disable), roundtrip */
+enum { T_WRITE, T_CHECK, T_ENABLE, T_ROUNDTRIP, T_NR };
+static const char *const tnames[T_NR] = { "write", "check", "enable", "roundtrip" };
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 struct target {
 	const char	*name;		/* the tracefs file */
 	const char	*group;		/* events/<group>/ */
@@ -376,15 +389,18 @@ struct target {
 	 */
 	int		strict;
 	unsigned int	unlogged, odd_errno;
+	double		tm[T_NR];
 	/* stats */
 	unsigned int	writes, accepted, rejected, logged, noop, events,
-			fired, roundtrips, anomalies;
+			enabled, fired, roundtrips, anomalies;
 	unsigned int	errnos[256];
 };
 
 static char listing[LIST_MAX], listing2[LIST_MAX], errlog[LIST_MAX];
 static char *tracebuf;
 static int verbose;
+static unsigned int enable_every = 8;
+
 
 static void show_def(const struct def *d)
 {
@@ -457,6 +473,7 @@ static void check_event(struct target *t, unsigned int iter,
 {
 	char event[256], func[256], path[512], cmd[600], fmt[4096], pat[300];
 	char file[300];
+	double t0;
 	ssize_t n;
 	int ret;
 
@@ -470,6 +487,15 @@ static void check_event(struct target *t, unsigned int iter,
 	n = read_file(path, fmt, sizeof(fmt));
 	if (n < 0 || !strstr(fmt, "print fmt:"))
 		anomaly(t, iter, d, "%s: no format (%zd)", path, n);
+	/*
+	 * Enabling hooks the function, and disabling waits for RCU tasks
+	 * grace periods before the ftrace_ops can go: by far the slowest
+	 * step.  Every enable_every'th event is enabled and fired.
+	 */
+	if (t->events % enable_every)
+		goto remove;
+	t->enabled++;
+	t0 = now();
 	snprintf(path, sizeof(path), TRACEFS "/events/%s/%s/enable", t->group, event);
 	clear_file(TRACEFS "/trace");
 	ret = write_str(path, "1");
@@ -492,6 +518,9 @@ static void check_event(struct target *t, unsigned int iter,
 	if (ret)
 		anomaly(t, iter, d, "disable %s: %s", event, strerror(-ret));
 
+	t->tm[T_ENABLE] += now() - t0;
+remove:
+	t0 = now();
 	/* Removed by name; the listing line creates the same event again */
 	if (!strcmp(t->group, "functions"))
 		snprintf(cmd, sizeof(cmd), "-:%s", event);
@@ -517,6 +546,7 @@ static void check_event(struct target *t, unsigned int iter,
 	ret = write_str(file, cmd);
 	if (ret)
 		anomaly(t, iter, d, "'%s' (second time): %s", cmd, strerror(-ret));
+	t->tm[T_ROUNDTRIP] += now() - t0;
 }
 
 /* Only blank lines and comments up to the first NUL: nothing to define */
@@ -542,8 +572,10 @@ static void run_one(struct target *t, unsigned int iter, struct def *d)
 	unsigned int before;
 	const char *p;
 	int ret, saved;
+	double t0;
 
 	snprintf(file, sizeof(file), TRACEFS "/%s", t->name);
+	t0 = now();
 	clear_file(TRACEFS "/error_log");
 	ret = write_file(file, d->buf, d->len, O_APPEND);
 	t->writes++;
@@ -574,7 +606,7 @@ static void run_one(struct target *t, unsigned int iter, struct def *d)
 		}
 		if (ret != -EINVAL && ret != -E2BIG && ret != -ENOENT &&
 		    ret != -EEXIST && ret != -ENOMEM && ret != -EILSEQ &&
-		    ret != -EBUSY && ret != -ENOSPC) {
+		    ret != -EBUSY && ret != -ENOSPC && ret != -EADDRNOTAVAIL) {
 			t->odd_errno++;
 			if (t->strict)
 				anomaly(t, iter, d, "unexpected error %s", strerror(-ret));
@@ -584,6 +616,7 @@ static void run_one(struct target *t, unsigned int iter, struct def *d)
 	}
 
 	read_file(file, listing, sizeof(listing));
+	t->tm[T_WRITE] += now() - t0;
 	if (!listing[0]) {
 		if (!ret) {
 			if (blank(d))
@@ -618,17 +651,20 @@ static void report(struct target *t, double secs, int num)
 	unsigned int i;
 
 	printf("# fuzz %s: %u writes, %u accepted (%u blank), %u rejected "
-	       "(%u with an error_log entry); %u events checked, %u fired, "
-	       "%u round trips; %u anomalies; %.0f s, %.1f writes/s\n",
+	       "(%u with an error_log entry); %u events checked, %u enabled, "
+	       "%u fired, %u round trips; %u anomalies; %.0f s, %.1f writes/s\n",
 	       t->name, t->writes, t->accepted, t->noop, t->rejected, t->logged,
-	       t->events, t->fired, t->roundtrips, t->anomalies, secs,
+	       t->events, t->enabled, t->fired, t->roundtrips, t->anomalies, secs,
 	       secs > 0 ? t->writes / secs : 0.0);
 	if (t->unlogged || t->odd_errno)
 		printf("# fuzz %s: %u rejected without an error_log entry, %u with "
-		       "an errno other than EINVAL/E2BIG/ENOENT/EEXIST/ENOMEM/EILSEQ/"
+		       "an errno other than EINVAL/E2BIG/ENOENT/EEXIST/ENOMEM/EILSEQ/EADDRNOTAVAIL/"
 		       "EBUSY/ENOSPC%s\n", t->name, t->unlogged, t->odd_errno,
 		       t->strict ? "" : " (counted, not failed: the control)");
-	printf("# fuzz %s: errors:", t->name);
+	printf("# fuzz %s: seconds in", t->name);
+	for (i = 0; i < T_NR; i++)
+		printf(" %s %.1f", tnames[i], t->tm[i]);
+	printf("\n# fuzz %s: errors:", t->name);
 	for (i = 0; i < 256; i++)
 		if (t->errnos[i])
 			printf(" %s=%u", strerror(i), t->errnos[i]);
@@ -651,15 +687,16 @@ int main(int argc, char **argv)
 	char lay[4096], *p;
 	int opt, i, fail = 0;
 
-	while ((opt = getopt(argc, argv, "n:k:s:r:v")) != -1) {
+	while ((opt = getopt(argc, argv, "n:k:s:r:e:v")) != -1) {
 		switch (opt) {
 		case 'n': targets[0].count = strtoul(optarg, NULL, 0); break;
 		case 'k': targets[1].count = strtoul(optarg, NULL, 0); break;
 		case 's': seed = strtoull(optarg, NULL, 0); break;
 		case 'r': replay = strtol(optarg, NULL, 0); verbose = 1; break;
+		case 'e': enable_every = strtoul(optarg, NULL, 0) ?: 1; break;
 		case 'v': verbose = 1; break;
 		default:
-			fprintf(stderr, "usage: %s [-n N] [-k N] [-s SEED] [-r ITER] [-v]\n",
+			fprintf(stderr, "usage: %s [-n N] [-k N] [-s SEED] [-r ITER] [-e EVERY] [-v]\n",
 				argv[0]);
 			return 2;
 		}
