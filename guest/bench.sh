@@ -43,7 +43,7 @@ FE0="$F()"
 FE3="$F(NULL, int a, int b, int c)"
 FEC="$F(u32 magic+$INNER[0]+$LEAF[0]+$MAGIC, NULL, NULL, NULL, string msg)"
 PA3='a=$arg2:s32 b=$arg3:s32 c=$arg4:s32'
-PAC="magic=+$MAGIC(+$LEAF(+$INNER(\$arg1))):u32 msg=\$arg5:string"
+PAC="magic=+$MAGIC(+$LEAF(+$INNER(\$arg1))):u32 msg=+0(\$arg5):string"
 
 run_case() { # number name setup...
 	num=$1 name=$2
@@ -51,6 +51,7 @@ run_case() { # number name setup...
 	reset
 	if ! "$@"; then
 		echo "BENCH-ERROR $num-$name: setup failed: $*"
+		tail -3 error_log
 		return
 	fi
 	shift_case=$num-$name
@@ -70,16 +71,16 @@ function_tracer() {
 	echo $F > set_ftrace_filter && echo function > current_tracer
 }
 
-# An instruction boundary inside the function, past the ftrace call
+# An instruction boundary inside the function: the one after the call to
+# __fentry__ (5 bytes), so that the probe is an int3, not ftrace based
 kprobe_inside() {
-	for o in 4 5 8 9; do
-		if echo "p:kprobes/bench $F+$o a=%si:s32 b=%dx:s32 c=%cx:s32" >> dynamic_events 2>/dev/null; then
-			echo "# kprobe inside the function at +$o"
-			echo 1 > events/kprobes/bench/enable
-			return 0
-		fi
-	done
-	return 1
+	fa=$(awk -v f=$F '$2 == f { print $1 }' available_filter_functions_addrs)
+	sa=$(awk -v f=$F '$3 == f { print $1 }' /proc/kallsyms)
+	# the low 32 bits are enough for an offset, and fit sh arithmetic
+	o=$(( 0x${fa#????????} - 0x${sa#????????} + 5 ))
+	echo "p:kprobes/bench $F+$o a=%si:s32 b=%dx:s32 c=%cx:s32" >> dynamic_events || return 1
+	echo "# kprobe inside the function at +$o"
+	echo 1 > events/kprobes/bench/enable
 }
 
 tracepoint() {

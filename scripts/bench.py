@@ -127,6 +127,8 @@ def plot(all_rows, path):
         print('(no matplotlib: no plot)')
         return
     modes = [m for m in MODES if any(r['mode'] == m for r in all_rows)]
+    if not modes:
+        return
     fig, axes = plt.subplots(1, len(modes), figsize=(7 * len(modes), 6),
                              squeeze=False)
     for ax, mode in zip(axes[0], modes):

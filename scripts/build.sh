@@ -28,8 +28,16 @@ if [ ! -f "$obj/.config" ] || [ "$(cat "$obj/.fragments" 2>/dev/null)" != "$want
 	echo "$want" > "$obj/.fragments"
 fi
 kmake olddefconfig >/dev/null
-# Every requested option must have survived.
+# Every requested option must have survived; a later fragment overrides
+# an earlier one (merge_config.sh does the same).
 bad=0
+declare -A want_val
+while IFS= read -r line; do
+	case "$line" in
+	CONFIG_*=*) want_val[${line%%=*}]=$line ;;
+	'# CONFIG_'*' is not set') opt=${line#\# }; want_val[${opt%% *}]=$line ;;
+	esac
+done < <(cat "${frags[@]}")
 while IFS= read -r line; do
 	case "$line" in
 	CONFIG_*=*) opt=${line%%=*} val=${line#*=}
@@ -39,7 +47,7 @@ while IFS= read -r line; do
 	'# CONFIG_'*' is not set') opt=${line#\# }; opt=${opt%% *}
 		grep -q "^$opt=" "$obj/.config" && { say "kconfig: $opt should be off"; bad=1; } ;;
 	esac
-done < <(cat "${frags[@]}")
+done < <(printf '%s\n' "${want_val[@]}")
 # check-bisect builds patches that come before the options they add.
 [ $bad = 0 ] || [ "$KCONFIG_CHECK" = 0 ] ||
 	die "requested Kconfig options did not survive olddefconfig"

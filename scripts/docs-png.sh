@@ -3,7 +3,7 @@
 # make check-docs) to PNG, to look at them: build/docs-png/*.png.
 . "$(dirname "$0")/common.sh"
 set -e
-PKGS="wkhtmltopdf fonts-wqy-microhei"
+PKGS="wkhtmltopdf fonts-wqy-microhei python3-pil"
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' && continue
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
@@ -29,3 +29,13 @@ for page in trace/function-based-events translations/zh_CN/trace/index \
 		die "wkhtmltoimage failed for $page"
 	say "docs-png: ${png#"$TOP"/}.png, ${png#"$TOP"/}-full.png"
 done
+# wkhtmltoimage writes PNGs without compression: compress them when
+# Debian's Pillow is there.
+if /usr/bin/python3 -c 'import PIL' 2>/dev/null; then
+	/usr/bin/python3 - "$out"/*.png <<'PY'
+import sys
+from PIL import Image
+for p in sys.argv[1:]:
+    Image.open(p).convert('RGB').save(p, optimize=True)
+PY
+fi
