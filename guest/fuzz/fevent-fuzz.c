@@ -435,12 +435,16 @@ static void anomaly(struct target *t, unsigned int iter, const struct def *d,
 	fflush(stdout);
 }
 
-/* "func(...)" -> event func; "p:kprobes/fz1 func ..." -> event fz1 */
-static int parse_line(struct target *t, const char *line, char *event,
-		      char *func, size_t size)
+/*
+ * "func(...)" -> functions/func; "p:kprobes/fz1 func ..." -> kprobes/fz1
+ * (the group as listed: kprobe events take any group name)
+ */
+static int parse_line(struct target *t, const char *line, char *group,
+		      char *event, char *func, size_t size)
 {
 	const char *p, *e;
 
+	strcpy(group, t->group);
 	if (!strcmp(t->group, "functions")) {
 		e = strchr(line, '(');
 		if (!e || (size_t)(e - line) >= size)
@@ -455,8 +459,11 @@ static int parse_line(struct target *t, const char *line, char *event,
 	}
 	p = strchr(line, '/');
 	e = strchr(line, ' ');
-	if (!p || !e || p > e || (size_t)(e - p) >= size)
+	if (!p || !e || p > e || (size_t)(e - p) >= size || p - line < 3 ||
+	    (size_t)(p - line - 2) >= size)
 		return -1;
+	memcpy(group, line + 2, p - line - 2);
+	group[p - line - 2] = '\0';
 	memcpy(event, p + 1, e - p - 1);
 	event[e - p - 1] = '\0';
 	p = e + 1;
@@ -471,19 +478,20 @@ static int parse_line(struct target *t, const char *line, char *event,
 static void check_event(struct target *t, unsigned int iter,
 			const struct def *d, const char *line)
 {
-	char event[256], func[256], path[512], cmd[600], fmt[4096], pat[300];
+	char group[256], event[256], func[256], path[800], cmd[600], fmt[4096];
+	char pat[300];
 	char file[300];
 	double t0;
 	ssize_t n;
 	int ret;
 
 	snprintf(file, sizeof(file), TRACEFS "/%s", t->name);
-	if (parse_line(t, line, event, func, sizeof(event))) {
+	if (parse_line(t, line, group, event, func, sizeof(event))) {
 		anomaly(t, iter, d, "cannot parse listing line '%s'", line);
 		return;
 	}
 	t->events++;
-	snprintf(path, sizeof(path), TRACEFS "/events/%s/%s/format", t->group, event);
+	snprintf(path, sizeof(path), TRACEFS "/events/%s/%s/format", group, event);
 	n = read_file(path, fmt, sizeof(fmt));
 	if (n < 0 || !strstr(fmt, "print fmt:"))
 		anomaly(t, iter, d, "%s: no format (%zd)", path, n);
@@ -496,7 +504,7 @@ static void check_event(struct target *t, unsigned int iter,
 		goto remove;
 	t->enabled++;
 	t0 = now();
-	snprintf(path, sizeof(path), TRACEFS "/events/%s/%s/enable", t->group, event);
+	snprintf(path, sizeof(path), TRACEFS "/events/%s/%s/enable", group, event);
 	clear_file(TRACEFS "/trace");
 	ret = write_str(path, "1");
 	if (ret)
@@ -525,7 +533,7 @@ remove:
 	if (!strcmp(t->group, "functions"))
 		snprintf(cmd, sizeof(cmd), "-:%s", event);
 	else
-		snprintf(cmd, sizeof(cmd), "-:%s/%s", t->group, event);
+		snprintf(cmd, sizeof(cmd), "-:%s/%s", group, event);
 	ret = write_str(file, cmd);
 	if (ret) {
 		anomaly(t, iter, d, "'%s': %s", cmd, strerror(-ret));
