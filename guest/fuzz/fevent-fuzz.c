@@ -442,7 +442,7 @@ static void anomaly(struct target *t, unsigned int iter, const struct def *d,
 static int parse_line(struct target *t, const char *line, char *group,
 		      char *event, char *func, size_t size)
 {
-	const char *p, *e;
+	const char *c, *p, *e;
 
 	strcpy(group, t->group);
 	if (!strcmp(t->group, "functions")) {
@@ -457,13 +457,15 @@ static int parse_line(struct target *t, const char *line, char *group,
 				*(char *)p = '_';
 		return 0;
 	}
+	/* "p:GROUP/EVENT ...", or "r<maxactive>:GROUP/EVENT ..." */
+	c = strchr(line, ':');
 	p = strchr(line, '/');
 	e = strchr(line, ' ');
-	if (!p || !e || p > e || (size_t)(e - p) >= size || p - line < 3 ||
-	    (size_t)(p - line - 2) >= size)
+	if (!c || !p || !e || c > p || p > e || (size_t)(e - p) >= size ||
+	    (size_t)(p - c) >= size)
 		return -1;
-	memcpy(group, line + 2, p - line - 2);
-	group[p - line - 2] = '\0';
+	memcpy(group, c + 1, p - c - 1);
+	group[p - c - 1] = '\0';
 	memcpy(event, p + 1, e - p - 1);
 	event[e - p - 1] = '\0';
 	p = e + 1;

@@ -185,9 +185,10 @@ static void *reader(void *arg)
 	return NULL;
 }
 
+/* Called from several threads: a buffer of its own each time */
 static int listed(const char *file, const char *what)
 {
-	static char buf[16384];
+	char buf[16384];
 
 	read_file(file, buf, sizeof(buf));
 	return strstr(buf, what) != NULL;
