@@ -4,7 +4,7 @@
 # from the harness (/fbe/env).
 modprobe fevent-sample || echo "# fevent-sample did not load"
 /fbe/bin/fevent-fuzz -n "${FUZZ_N:-20000}" -k "${FUZZ_KN:-2000}" -s "${FUZZ_SEED:-1}" \
-	-e "${FUZZ_EVERY:-16}"
+	-e "${FUZZ_EVERY:-32}"
 rc=$?
 rmmod fevent_sample 2>/dev/null
 exit $rc
