@@ -12,13 +12,13 @@ SEED ?=
 
 .PHONY: all check run deps base tree build export check-export \
 	check-patches check-bisect check-debug fuzz check-docs docs-png bench \
-	clean distclean help
+	hitprofile clean distclean help
 
 all: check
 
 help:
 	@sed -n '1,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
-	@echo 'other targets: deps base tree build export check-export check-patches check-bisect check-debug fuzz check-docs docs-png bench clean'
+	@echo 'other targets: deps base tree build export check-export check-patches check-bisect check-debug fuzz check-docs docs-png bench hitprofile clean'
 
 deps:
 	@scripts/deps.sh
@@ -58,6 +58,13 @@ docs-png: check-docs
 bench: build
 	@scripts/deps.sh python3-matplotlib
 	@/usr/bin/python3 scripts/bench.py
+
+# make hitprofile CASES=2,3 DIFF=2,3: one hit single-stepped, per function
+CASES ?= 2,3,6
+DIFF ?=
+hitprofile: build
+	@scripts/deps.sh gdb
+	@/usr/bin/python3 scripts/hitprofile.py --cases $(CASES) $(if $(DIFF),--diff $(DIFF))
 
 check-export:
 	@scripts/export.sh --check && echo "patches/ matches build/linux"

@@ -2,12 +2,15 @@
 # make bench, the guest side: the cost per hit of each way to trace the
 # sample's fevent_sample_bench(), and the cost of creating events.
 # Prints "BENCH <case> <run> <calls> <ns>" and "CREATE <kind> <phase> <n> <ms>";
-# scripts/bench.py makes the table.  BENCH_N calls per run, BENCH_RUNS runs.
+# scripts/bench.py makes the table.  BENCH_N calls per run, BENCH_RUNS runs,
+# BENCH_CASES the case numbers to run (default all).  With PROFILE=1 it sets
+# up the one case in BENCH_CASES and calls the function once a second.
 T=/sys/kernel/tracing
 S=/sys/kernel/debug/fevent_sample
 N=${BENCH_N:-200000}
 RUNS=${BENCH_RUNS:-5}
 NCREATE=${BENCH_CREATE:-1000}
+CASES=${BENCH_CASES:-all}
 F=fevent_sample_bench
 
 modprobe fevent-sample || { echo "BENCH-ERROR no fevent-sample"; exit 1; }
@@ -48,6 +51,12 @@ PAC="magic=+$MAGIC(+$LEAF(+$INNER(\$arg1))):u32 msg=+0(\$arg5):string"
 run_case() { # number name setup...
 	num=$1 name=$2
 	shift 2
+	# 1 and 2 are the baselines of every ratio, but not profiled
+	[ -n "$PROFILE" ] && list=",$CASES," || list=",$CASES,1,2,"
+	case "$list" in
+	*,all,*|*,$num,*) ;;
+	*) return ;;
+	esac
 	reset
 	if ! "$@"; then
 		echo "BENCH-ERROR $num-$name: setup failed: $*"
@@ -55,16 +64,32 @@ run_case() { # number name setup...
 		return
 	fi
 	shift_case=$num-$name
-	for r in $(seq "$RUNS"); do
-		taskset -c 0 sh -c "echo $N > $S/bench"
-		read -r calls ns < $S/bench
-		echo "BENCH $shift_case $r $calls $ns"
-	done
+	if [ -n "$PROFILE" ]; then
+		profile_hit
+		return
+	fi
+	taskset -c 0 sh -c "echo $N > $S/bench"
+	read -r calls ns < $S/bench
+	echo "BENCH $shift_case $run $calls $ns"
 	# the event recorded what it should
 	if [ "$num" -gt 1 ] && ! grep -q bench trace; then
 		echo "BENCH-ERROR $num-$name: nothing recorded"
 	fi
 	reset
+}
+
+# scripts/hitprofile.py: one call at a time, for the host's debugger to
+# single-step.  It needs the addresses of the module and of the ftrace
+# trampolines (the kernel runs with nokaslr: vmlinux has the rest).
+profile_hit() {
+	grep -E '\[(fevent_sample|__builtin__ftrace)\]' /proc/kallsyms |
+		sed 's/^/PROFILE-SYM /'
+	addr=$(awk -v f=$F '$3 == f { print $1 }' /proc/kallsyms)
+	echo "PROFILE-READY $shift_case $addr"
+	while :; do
+		echo 1 > $S/bench
+		sleep 1
+	done
 }
 
 function_tracer() {
@@ -89,7 +114,7 @@ tracepoint() {
 
 none() { :; }
 
-echo "# bench: $N calls per run, $RUNS runs per case"
+all_cases() {
 run_case 1 none none
 run_case 2 function-tracer function_tracer
 run_case 3 fevent-noargs setup_fevent "$FE0"
@@ -103,8 +128,21 @@ run_case 10 kprobe-3ints setup_dyn kprobes "p:kprobes/bench $F $PA3"
 run_case 11 kprobe-chain-string setup_dyn kprobes "p:kprobes/bench $F $PAC"
 run_case 12 kprobe-int3-3ints kprobe_inside
 run_case 13 trace-event-3ints tracepoint
+}
+
+# Round after round of every case, not all the runs of one case in a row:
+# a slow stretch of the host then costs every case a run, not one case
+# its median.
+echo "# bench: $N calls per run, $RUNS runs per case"
+for run in $(seq "$RUNS"); do
+	all_cases
+done
 
 # Creation: the same NCREATE functions, as function events and as kprobes
+if [ "$NCREATE" -eq 0 ]; then
+	echo "BENCH-DONE"
+	exit 0
+fi
 ms() { awk '{ printf "%d", $1 * 1000 }' /proc/uptime; }
 echo 0 > tracing_on
 reset
