@@ -164,6 +164,12 @@ def plot(all_rows, path):
         colors = ['tab:green' if '-fevent' in '-' + n.split('-', 1)[1] else
                   'tab:gray' for n in names]
         ax.barh(names, vals, xerr=errs, color=colors)
+        base = next((r['estimate_ns'] for r in all_rows
+                     if r['mode'] == mode and r['case'].startswith('1-')), 0)
+        ax.plot([r['median_ns'] - base for r in rows], names, 'k.',
+                label='median')
+        ax.legend(title=f'bar: {DEFAULTS[mode][2]}; line: min to max',
+                  loc='lower right')
         ax.invert_yaxis()
         ax.set_xlabel('overhead per call, ' +
                       ('ns (wall clock, TCG)' if mode == 'wall' else
