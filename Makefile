@@ -12,7 +12,7 @@ SEED ?=
 
 .PHONY: all check run deps base tree build export check-export \
 	check-patches check-bisect check-debug fuzz check-docs docs-png bench \
-	hitprofile clean distclean help
+	bench-build hitprofile clean distclean help
 
 all: check
 
@@ -55,16 +55,21 @@ check-docs: tree
 docs-png: check-docs
 	@scripts/docs-png.sh
 
-bench: build
+# The benchmarked kernel: base.config at -O2 (config/bench.config)
+BENCH_OBJ = build/obj-bench
+bench-build: tree
+	@PHASE=build-bench scripts/build.sh $(BENCH_OBJ) config/base.config config/bench.config
+
+bench: bench-build
 	@scripts/deps.sh python3-matplotlib
-	@/usr/bin/python3 scripts/bench.py
+	@/usr/bin/python3 scripts/bench.py --obj $(BENCH_OBJ)
 
 # make hitprofile CASES=2,3 DIFF=2,3: one hit single-stepped, per function
 CASES ?= 2,3,6
 DIFF ?=
-hitprofile: build
+hitprofile: bench-build
 	@scripts/deps.sh gdb
-	@/usr/bin/python3 scripts/hitprofile.py --cases $(CASES) $(if $(DIFF),--diff $(DIFF))
+	@/usr/bin/python3 scripts/hitprofile.py --obj $(BENCH_OBJ) --cases $(CASES) $(if $(DIFF),--diff $(DIFF))
 
 check-export:
 	@scripts/export.sh --check && echo "patches/ matches build/linux"

@@ -183,7 +183,7 @@ def plot(all_rows, path):
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument('--obj', default=os.path.join(qemu.BUILD, 'obj'))
+    ap.add_argument('--obj', default=os.path.join(qemu.BUILD, 'obj-bench'))
     ap.add_argument('--calls', type=int,
                     help='calls per run (default: wall 50000, icount 200000)')
     ap.add_argument('--runs', type=int,

@@ -57,7 +57,17 @@ if ! kmake -j"$JOBS" bzImage modules > "$LOGS/build-$(basename "$obj").log" 2>&1
 	tail -20 "$LOGS/build-$(basename "$obj").log" >&2
 	die "kernel build failed (log: build/logs/build-$(basename "$obj").log)"
 fi
-grep -E 'warning:' "$LOGS/build-$(basename "$obj").log" | head -20 >&2 || true
+log="$LOGS/build-$(basename "$obj").log"
+grep -E 'warning:' "$log" | head -20 >&2 || true
+# A warning in a file the series touches fails the build (only the files
+# compiled in this build are seen: ccache replays their warnings too).
+series_files=$(git -C "$TREE" diff --name-only base..HEAD 2>/dev/null || true)
+for f in $series_files; do
+	case "$f" in *.c|*.h) ;; *) continue ;; esac
+	if grep -E "^(\.\./linux/)?$f:[0-9]+:[0-9]+: warning:" "$log" >&2; then
+		die "compiler warning in $f, which the series changes"
+	fi
+done
 rm -rf "$obj/modinst"
 kmake INSTALL_MOD_PATH="$obj/modinst" INSTALL_MOD_STRIP=1 modules_install >/dev/null
 phase_done "${PHASE:-build}" "$t0"

@@ -173,7 +173,7 @@ def show(name, per):
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument('--obj', default=os.path.join(qemu.BUILD, 'obj'))
+    ap.add_argument('--obj', default=os.path.join(qemu.BUILD, 'obj-bench'))
     ap.add_argument('--cases', default='2,3,6',
                     help='comma-separated bench case numbers')
     ap.add_argument('--diff', help='A,B: per function, case B minus case A')
