@@ -129,9 +129,10 @@ def profile_case(obj, case, timeout, limit):
             if ready is None:
                 print(f'error: case {case} did not get ready; log: {logpath}')
                 return None
-            tracefile = tempfile.mktemp(prefix='hit-', suffix='.pcs')
-            script = tempfile.mktemp(prefix='hit-', suffix='.py')
-            with open(script, 'w') as f:
+            fd, tracefile = tempfile.mkstemp(prefix='hit-', suffix='.pcs')
+            os.close(fd)
+            fd, script = tempfile.mkstemp(prefix='hit-', suffix='.py')
+            with os.fdopen(fd, 'w') as f:
                 f.write(GDB_SCRIPT % {'port': port, 'addr': '0x' + ready[1],
                                       'out': tracefile, 'limit': limit})
             gdb = subprocess.run(['gdb', '-nx', '-batch', '-ex',
@@ -139,12 +140,12 @@ def profile_case(obj, case, timeout, limit):
                                   '-x', script], capture_output=True,
                                  text=True, timeout=timeout)
             os.unlink(script)
-            if not os.path.exists(tracefile):
-                print(f'error: gdb traced nothing:\n{gdb.stdout}{gdb.stderr}')
-                return None
             with open(tracefile) as f:
                 pcs = [int(x, 16) for x in f.read().split()]
             os.unlink(tracefile)
+            if not pcs:
+                print(f'error: gdb traced nothing:\n{gdb.stdout}{gdb.stderr}')
+                return None
         finally:
             if p.poll() is None:
                 p.kill()
