@@ -1,21 +1,23 @@
 #!/bin/bash
 # Configure and build the kernel in build/linux out of tree.
 #   build.sh [OBJDIR] [FRAGMENT...]
-# Default: build/obj with config/base.config.  Every option a fragment sets
+# Default: build/obj, the one kernel make check boots: config/base.config
+# and config/debug.config.  Every option a fragment sets
 # is checked after olddefconfig; one that did not survive fails the build.
 . "$(dirname "$0")/common.sh"
 set -e
 obj=$(realpath -m "${1:-$BUILD/obj}")
 shift || true
 frags=("$@")
-[ ${#frags[@]} -gt 0 ] || frags=("$TOP/config/base.config")
+[ ${#frags[@]} -gt 0 ] || frags=("$TOP/config/base.config" "$TOP/config/debug.config")
 [ -d "$TREE/.git" ] || die "no build/linux (make tree)"
 mkdir -p "$obj" "$LOGS"
 cc=gcc
 command -v ccache >/dev/null && cc="ccache gcc"
 export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache} CCACHE_BASEDIR=$TOP CCACHE_NOHASHDIR=1
 export CCACHE_SLOPPINESS=time_macros,include_file_mtime,include_file_ctime
-ccache -M 5G >/dev/null 2>&1 || true
+ccache -M 8G >/dev/null 2>&1 || true
+ccache -z >/dev/null 2>&1 || true
 kmake() { make -s -C "$TREE" O="$obj" CC="$cc" LOCALVERSION= "$@"; }
 
 t0=$(date +%s)
@@ -71,4 +73,5 @@ done
 rm -rf "$obj/modinst"
 kmake INSTALL_MOD_PATH="$obj/modinst" INSTALL_MOD_STRIP=1 modules_install >/dev/null
 phase_done "${PHASE:-build}" "$t0"
-say "built $(kmake -s kernelrelease) in $(( $(date +%s) - t0 ))s"
+say "built $(kmake -s kernelrelease) in $(( $(date +%s) - t0 ))s; ccache: $(ccache -s 2>/dev/null |
+	awk '/^ *Hits:/ && !h {h=$0} /^ *Misses:/ && !m {m=$0} END {gsub(/  +/, " ", h); gsub(/  +/, " ", m); print h ";" m}')"

@@ -16,5 +16,6 @@ for c in $(git -C "$TREE" rev-list --reverse base..master); do
 	KCONFIG_CHECK=0 "$TOP/scripts/build.sh" "$obj" ||
 		die "the build fails at $(git -C "$TREE" log -1 --format='%h %s' "$c")"
 done
-[ "$(git -C "$TREE" rev-parse master)" = "$head" ] || true
+[ "$(git -C "$TREE" rev-parse master)" = "$head" ] ||
+	die "build/linux's master moved during the run"
 echo "check-bisect: every patch builds"

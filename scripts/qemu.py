@@ -3,18 +3,22 @@
 """Boot the built kernel under QEMU with a busybox initramfs.
 
   qemu.py check [--tests T ...] [--kcmdline ARGS] [--obj DIR] [--name NAME]
-      Run ftracetest (KTAP) in the guest, print every test with its result
-      and a final "N passed, N failed, N skipped" line.  (make check
-      leaves out the tests in config/known-failures and reports them as
-      skipped.)
+      One guest job: ftracetest (KTAP) and the given boot and post
+      scripts, then the guest's own health check (kmemleak scan, taint
+      flags, the whole dmesg).  Prints every result as it arrives and a
+      final "N passed, N failed, N skipped" line.  make check runs many
+      of these side by side (scripts/check.py).
   qemu.py run [--kcmdline ARGS]
       With a terminal on stdin: a root shell.  Without one: the demo in
       guest/demo, its output, then power off.
 
 In the spirit of tools/testing/kunit/kunit.py: the exact QEMU command is
-printed, the whole console log is kept under build/logs/, and a panic,
-oops, BUG, WARNING, KASAN/UBSAN/lockdep report or a hung guest is a
-failure whose log tail is shown.
+printed, the whole console log is kept under build/logs/, and judge()
+turns a console into one verdict: a failing test, a kernel report (panic,
+oops, BUG, WARNING, KASAN, UBSAN, lockdep, RCU stall, leak) during a test
+or anywhere in dmesg, a tainted kernel, a guest that crashed, hung or
+never started, or a missing summary all fail it.
+scripts/selftest.py feeds it canned consoles of each kind.
 """
 
 import argparse
@@ -24,7 +28,6 @@ import re
 import select
 import shlex
 import shutil
-import stat
 import subprocess
 import sys
 import tempfile
@@ -35,20 +38,42 @@ BUILD = os.path.join(TOP, 'build')
 TREE = os.path.join(BUILD, 'linux')
 LOGS = os.path.join(BUILD, 'logs')
 FTRACE = os.path.join(TREE, 'tools/testing/selftests/ftrace')
-ACCEL_CACHE = os.path.join(BUILD, '.accel')
+CACHE = os.environ.get('FBE_CACHE') or os.path.join(
+    os.environ.get('XDG_CACHE_HOME') or os.path.expanduser('~/.cache'),
+    'function-events')
+ACCEL_CACHE = os.path.join(CACHE, 'accel')
 
 # What in a console log means the kernel is not healthy.
 BAD = re.compile(r'(Kernel panic|BUG:|Oops|WARNING:|general protection fault|'
                  r'UBSAN:|KASAN:|possible recursive locking|'
                  r'possible circular locking|inconsistent lock state|'
                  r'suspicious RCU usage|rcu_sched self-detected stall|'
-                 r'rcu: INFO: |unreferenced object|'
-                 r'kernel BUG at)')
+                 r'rcu: INFO: |unreferenced object|kmemleak: .*suspected|'
+                 r'kernel BUG at|blocked for more than|'
+                 r'soft lockup|hard LOCKUP)')
+# A few of those words also appear in harmless lines.
+BENIGN = re.compile(r'(FBE-|^# |^ok |^not ok |Testing .*PASSED|'
+                    r'TAINT_|ftrace_dump_on_oops)')
 KTAP_RESULT = re.compile(r'^(ok|not ok) (\d+) (.*?)(?:\s+# (.*))?$')
+# Terminal escape sequences (the firmware and the kernel's console
+# both send some) and carriage returns.
+ESCAPES = re.compile(r'\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()#][0-9A-Za-z]|'
+                     r'\x1b[=>cDEHM78]|\r')
+# /proc/sys/kernel/tainted, bit by bit (Documentation/admin-guide/tainted-kernels.rst)
+TAINT_FLAGS = 'PFSRMBUDAWCIOELKXTN'
 
 
 def log(msg):
     print(msg, flush=True)
+
+
+def clean(s):
+    return ESCAPES.sub('', s)
+
+
+def taint_names(value):
+    return ''.join(TAINT_FLAGS[i] for i in range(len(TAINT_FLAGS))
+                   if value >> i & 1) or '-'
 
 
 def busybox_path():
@@ -62,8 +87,20 @@ def busybox_path():
     sys.exit('error: busybox-static is not installed (make deps)')
 
 
-def make_initramfs(obj, mode, tests, out, extra_files=()):
-    """Build a gzip'd newc cpio; return the guest test arguments."""
+def write_cpio_gz(stage, out):
+    files = subprocess.run(['find', '.', '-mindepth', '1'], cwd=stage,
+                           capture_output=True, text=True, check=True).stdout
+    cpio = subprocess.run(['cpio', '-o', '-H', 'newc', '--quiet',
+                           '--owner=0:0'], cwd=stage, input=files.encode(),
+                          capture_output=True, check=True).stdout
+    with gzip.open(out, 'wb', compresslevel=1) as f:
+        f.write(cpio)
+
+
+def make_base_initramfs(obj, out):
+    """busybox, dash, init, ftracetest and the modules: what every job
+    shares.  A job's own files go into a second archive appended to it
+    (the kernel unpacks concatenated archives in order)."""
     stage = tempfile.mkdtemp(prefix='fbe-initramfs-')
     try:
         for d in ('bin', 'sbin', 'usr/bin', 'usr/sbin', 'proc', 'sys', 'dev',
@@ -103,66 +140,102 @@ def make_initramfs(obj, mode, tests, out, extra_files=()):
                     os.makedirs(os.path.dirname(dst), exist_ok=True)
                     shutil.copy2(os.path.realpath(lib), dst)
         shutil.copy2(os.path.join(TOP, 'guest/init'), os.path.join(stage, 'init'))
+        shutil.copy2(os.path.join(TOP, 'guest/kmemleak.sh'),
+                     os.path.join(stage, 'fbe/kmemleak.sh'))
         # test_ownership.tc needs a user and a group other than root
         with open(os.path.join(stage, 'etc/passwd'), 'w') as f:
             f.write('root:x:0:0:root:/root:/bin/sh\n'
                     'tracer:x:1000:1000:tracer:/:/bin/sh\n')
         with open(os.path.join(stage, 'etc/group'), 'w') as f:
             f.write('root:x:0:\ntracing:x:1000:\n')
-        with open(os.path.join(stage, 'fbe/mode'), 'w') as f:
-            f.write(mode + '\n')
-        for src, dst in extra_files:
-            d = os.path.join(stage, dst.lstrip('/'))
-            os.makedirs(os.path.dirname(d), exist_ok=True)
-            shutil.copy2(src, d)
         # ftracetest and its test.d, as in the tree.
         shutil.copytree(FTRACE, os.path.join(stage, 'ftrace'), symlinks=True)
-        guest_tests = []
-        td = os.path.join(FTRACE, 'test.d')
-        for t in tests:
-            if t == 'none':
-                continue
-            p = os.path.abspath(t)
-            for base in (td, os.path.join(FTRACE)):
-                if p.startswith(base + '/') or p == base:
-                    break
-            else:
-                if not os.path.exists(p):
-                    # relative to test.d?
-                    alt = os.path.join(td, t)
-                    if os.path.exists(alt):
-                        p = alt
-                    else:
-                        sys.exit(f'error: no such test: {t}')
-            if p == td or p.startswith(td + '/'):
-                guest_tests.append('/ftrace/test.d' + p[len(td):])
-                continue
-            # Outside the tree: copy into test.d/ext/ so that the helpers
-            # in test.d/functions apply.
-            dst = os.path.join(stage, 'ftrace/test.d/ext', os.path.basename(p))
-            if os.path.isdir(p):
-                shutil.copytree(p, dst)
-            else:
-                os.makedirs(os.path.dirname(dst), exist_ok=True)
-                shutil.copy2(p, dst)
-            guest_tests.append('/ftrace/test.d/ext/' + os.path.basename(p))
-        with open(os.path.join(stage, 'fbe/tests'), 'w') as f:
-            f.write((' '.join(guest_tests) if tests != ['none'] else 'none') + '\n')
         mods = os.path.join(obj, 'modinst/lib/modules')
         if os.path.isdir(mods):
             shutil.copytree(mods, os.path.join(stage, 'lib/modules'),
                             dirs_exist_ok=True, symlinks=True)
-        files = subprocess.run(['find', '.', '-mindepth', '1'], cwd=stage,
-                               capture_output=True, text=True,
-                               check=True).stdout
-        cpio = subprocess.run(['cpio', '-o', '-H', 'newc', '--quiet',
-                               '--owner=0:0'], cwd=stage, input=files.encode(),
-                              capture_output=True, check=True).stdout
-        with gzip.open(out, 'wb', compresslevel=1) as f:
-            f.write(cpio)
-        return guest_tests
+        write_cpio_gz(stage, out)
     finally:
         shutil.rmtree(stage)
+
+
+def guest_test_paths(tests):
+    """Map test arguments to guest paths; the ones outside test.d are
+    returned as (host path, guest path) to copy into test.d/ext/, where
+    the helpers in test.d/functions apply."""
+    guest, copies = [], []
+    td = os.path.join(FTRACE, 'test.d')
+    for t in tests:
+        if t == 'none':
+            continue
+        p = os.path.abspath(t)
+        if not os.path.exists(p) and os.path.exists(os.path.join(td, t)):
+            p = os.path.join(td, t)
+        if not os.path.exists(p):
+            sys.exit(f'error: no such test: {t}')
+        if p == td or p.startswith(td + '/'):
+            guest.append('/ftrace/test.d' + p[len(td):])
+            continue
+        dst = '/ftrace/test.d/ext/' + os.path.basename(p)
+        copies.append((p, dst))
+        guest.append(dst)
+    return guest, copies
+
+
+def make_initramfs(obj, mode, tests, out, extra_files=(), base=None):
+    """The base archive (built here unless given) plus the job's own:
+    /fbe/mode, /fbe/tests and extra_files [(host, guest)].  Returns the
+    guest test paths."""
+    guest_tests, copies = guest_test_paths(tests)
+    stage = tempfile.mkdtemp(prefix='fbe-job-')
+    try:
+        os.makedirs(os.path.join(stage, 'fbe'))
+        with open(os.path.join(stage, 'fbe/mode'), 'w') as f:
+            f.write(mode + '\n')
+        with open(os.path.join(stage, 'fbe/tests'), 'w') as f:
+            f.write((' '.join(guest_tests) if list(tests) != ['none'] and tests
+                     else 'none') + '\n')
+        for src, dst in list(extra_files) + copies:
+            d = os.path.join(stage, dst.lstrip('/'))
+            os.makedirs(os.path.dirname(d), exist_ok=True)
+            if os.path.isdir(src):
+                shutil.copytree(src, d)
+            else:
+                shutil.copy2(src, d)
+        job = out + '.job'
+        write_cpio_gz(stage, job)
+    finally:
+        shutil.rmtree(stage)
+    own_base = base is None
+    if own_base:
+        base = out + '.base'
+        make_base_initramfs(obj, base)
+    with open(out, 'wb') as f:
+        for part in (base, job):
+            with open(part, 'rb') as p:
+                shutil.copyfileobj(p, f)
+    os.unlink(job)
+    if own_base:
+        os.unlink(base)
+    return guest_tests
+
+
+def accel_key():
+    """What the KVM verdict depends on: QEMU's version and the host CPU."""
+    try:
+        ver = subprocess.run(['qemu-system-x86_64', '--version'],
+                             capture_output=True, text=True).stdout.split('\n')[0]
+    except OSError:
+        ver = '?'
+    model = ''
+    try:
+        for line in open('/proc/cpuinfo'):
+            if line.startswith('model name'):
+                model = line.split(':', 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f'{ver} | {model}'
 
 
 def kvm_usable():
@@ -171,9 +244,20 @@ def kvm_usable():
     if not os.access('/dev/kvm', os.R_OK | os.W_OK):
         return False
     try:
-        return open(ACCEL_CACHE).read().strip() != 'tcg'
+        accel, _, key = open(ACCEL_CACHE).read().strip().partition(' ')
+        if key == accel_key():
+            return accel == 'kvm'
     except OSError:
-        return True
+        pass
+    return True
+
+
+def remember_accel(accel):
+    if os.environ.get('FBE_ACCEL'):
+        return
+    os.makedirs(CACHE, exist_ok=True)
+    with open(ACCEL_CACHE, 'w') as f:
+        f.write(f'{accel} {accel_key()}\n')
 
 
 def qemu_cmd(obj, initrd, accel, cmdline, smp, mem):
@@ -190,78 +274,99 @@ def qemu_cmd(obj, initrd, accel, cmdline, smp, mem):
             '-nographic', '-no-reboot', '-nic', 'none']
 
 
+# Under KVM the kernel's first line comes within a second or two; on the
+# hosts where KVM is broken, QEMU aborts at once or the guest never
+# prints a kernel line.
+KVM_FIRST_LINE = 20
+
+
 def boot(obj, initrd, cmdline, logpath, timeout, smp=2, mem=2048,
-         echo=False, extra_qemu=(), stall=1200):
-    """Boot and collect the console. Returns (lines, status)."""
+         echo=False, extra_qemu=(), stall=1200, on_line=None, quiet=False):
+    """Boot and collect the console (escape sequences stripped).
+    Returns (lines, status); on_line(line) is called for every line."""
     accels = ['kvm', 'tcg'] if kvm_usable() else ['tcg']
     for accel in accels:
         cmd = qemu_cmd(obj, initrd, accel, cmdline, smp, mem) + list(extra_qemu)
-        log('$ ' + ' '.join(shlex.quote(c) for c in cmd))
+        if not quiet or accel == 'tcg' and len(accels) > 1:
+            log('$ ' + ' '.join(shlex.quote(c) for c in cmd))
         start = time.time()
         lines, status = [], 'timeout'
+        seen_kernel = seen_init = False
         with open(logpath, 'w') as logf:
+            logf.write('$ ' + ' '.join(shlex.quote(c) for c in cmd) + '\n')
             p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
                                  stdout=subprocess.PIPE,
                                  stderr=subprocess.STDOUT)
             buf = b''
-            seen_init = False
             last = time.time()
             try:
                 while True:
-                    elapsed = time.time() - start
-                    if elapsed > timeout:
+                    now = time.time()
+                    if now - start > timeout:
+                        status = f'timeout after {timeout}s'
                         break
                     # ftracetest prints nothing while a test runs: a guest
                     # silent for this long is hung in one.
-                    if time.time() - last > stall:
+                    if now - last > stall:
                         status = f'no output for {stall}s'
                         break
-                    # A guest that does not reach init quickly under KVM is
-                    # the nested-KVM hang seen here: fall back to TCG.
-                    if accel == 'kvm' and not seen_init and elapsed > 30:
-                        status = 'kvm-hang'
+                    if accel == 'kvm' and not seen_kernel and \
+                            now - start > KVM_FIRST_LINE:
+                        status = 'kvm-silent'
                         break
                     r, _, _ = select.select([p.stdout], [], [], 1.0)
                     if not r:
                         if p.poll() is not None:
-                            status = 'exited'
+                            status = f'qemu exited ({p.returncode})'
                             break
                         continue
                     chunk = os.read(p.stdout.fileno(), 65536)
                     if not chunk:
-                        status = 'exited'
+                        p.wait()
+                        status = f'qemu exited ({p.returncode})'
                         break
                     buf += chunk
                     last = time.time()
                     *done, buf = buf.split(b'\n')
                     for raw in done:
-                        s = raw.decode('utf-8', 'replace').rstrip('\r')
+                        s = clean(raw.decode('utf-8', 'replace'))
                         logf.write(s + '\n')
                         lines.append(s)
                         if echo:
                             print(s, flush=True)
-                        if s.startswith('FBE-INIT'):
+                        if 'Linux version' in s or s.startswith('['):
+                            seen_kernel = True
+                        if 'FBE-INIT' in s:
                             seen_init = True
+                        if on_line:
+                            on_line(s)
                     logf.flush()
             finally:
                 if p.poll() is None:
                     p.kill()
                 p.wait()
             if buf:
-                lines.append(buf.decode('utf-8', 'replace'))
+                lines.append(clean(buf.decode('utf-8', 'replace')))
                 logf.write(lines[-1] + '\n')
         if accel == 'kvm' and not seen_init:
-            log(f'KVM guest did not reach init ({status}): falling back to TCG')
-            with open(ACCEL_CACHE, 'w') as f:
-                f.write('tcg\n')
+            log(f'KVM guest did not reach init ({status}): TCG from now on '
+                f'(remembered in {ACCEL_CACHE})')
+            remember_accel('tcg')
             continue
-        log(f'guest ran {time.time() - start:.0f}s under {accel}')
+        if accel == 'kvm':
+            remember_accel('kvm')
+        if not quiet:
+            log(f'guest ran {time.time() - start:.0f}s under {accel}')
         return lines, status
     return [], 'no-accel'
 
 
+def is_bad(s):
+    return bool(BAD.search(s)) and not BENIGN.search(s)
+
+
 def bad_lines(lines):
-    return [i for i, s in enumerate(lines) if BAD.search(s)]
+    return [i for i, s in enumerate(lines) if is_bad(s)]
 
 
 def show_tail(lines, idx=None, n=40):
@@ -273,50 +378,177 @@ def show_tail(lines, idx=None, n=40):
         log('  | ' + s)
 
 
-def parse_ktap(lines):
-    """Return [(name, result, comment)] from ftracetest's KTAP output."""
-    results = []
-    for s in lines:
-        m = KTAP_RESULT.match(s.strip())
-        if not m:
-            continue
-        ok, _, name, comment = m.groups()
-        comment = (comment or '').strip()
-        if ok == 'ok':
-            if comment.startswith('SKIP'):
-                res = 'SKIP'
-            elif comment.startswith('XFAIL'):
-                res = 'XFAIL'
-            else:
-                res = 'PASS'
+def ktap_result(s):
+    """(name, result, comment) of a KTAP result line, else None.  "not
+    ok" is a failure whatever its directive: ftracetest reports
+    UNSUPPORTED and UNTESTED as "ok ... # SKIP"."""
+    m = KTAP_RESULT.match(s.strip())
+    if not m:
+        return None
+    ok, _, name, comment = m.groups()
+    comment = (comment or '').strip()
+    if ok == 'ok':
+        if comment.upper().startswith('SKIP'):
+            res = 'SKIP'
+        elif comment.upper().startswith('XFAIL'):
+            res = 'XFAIL'
         else:
+            res = 'PASS'
+    else:
+        res = comment.split()[0].upper() if comment else 'FAIL'
+        if res in ('SKIP', 'XFAIL', 'TODO'):
             res = 'FAIL'
-            if comment:
-                res = comment.split()[0].upper()  # UNRESOLVED, ERROR
-        results.append((name.strip(), res, comment))
-    return results
+    return name.strip(), res, comment
+
+
+def parse_ktap(lines):
+    """Return [(name, result, comment)] from the KTAP output."""
+    return [r for r in map(ktap_result, lines) if r]
+
+
+class Verdict:
+    """What judge() found in one guest job's console."""
+
+    def __init__(self):
+        self.results = []     # [(name, result, comment)]
+        self.problems = []    # failures not tied to one test
+        self.planned = 0
+
+    @property
+    def npass(self):
+        return sum(r in ('PASS', 'XFAIL') for _, r, _ in self.results)
+
+    @property
+    def nskip(self):
+        return sum(r == 'SKIP' for _, r, _ in self.results)
+
+    @property
+    def nfail(self):
+        return sum(r not in ('PASS', 'XFAIL', 'SKIP') for _, r, _ in self.results) + \
+            len(self.problems)
+
+    @property
+    def ok(self):
+        return self.nfail == 0
+
+
+def judge(lines, status='', ftracetest=True):
+    """One verdict for a guest job's console.
+
+    A kernel report on the console fails the test that was running (the
+    next one to report a result: ftracetest prints a result after its
+    test) or, outside any test, the job.  The guest ends with its taint
+    flags and the whole dmesg between FBE-DMESG markers: a report there
+    that the console did not show, or any taint, fails the job.  So do a
+    guest that never reached init, did not finish, announced more results
+    than it gave, or ran ftracetest without its summary line."""
+    v = Verdict()
+    console, dmesg, in_dmesg = [], [], False
+    for s in lines:
+        s = clean(s)
+        if 'FBE-DMESG-BEGIN' in s:
+            in_dmesg = True
+        elif 'FBE-DMESG-END' in s:
+            in_dmesg = False
+        elif in_dmesg and not s.startswith('FBE-'):
+            dmesg.append(s)
+        else:
+            console.append(s)
+    pending = []              # kernel reports waiting for the next result
+    seen_reports = set()
+    for s in console:
+        r = ktap_result(s)
+        if r:
+            name, res, comment = r
+            if pending and res in ('PASS', 'XFAIL', 'SKIP'):
+                res, comment = 'FAIL', 'kernel: ' + pending[0]
+            v.results.append((name, res, comment))
+            pending = []
+            continue
+        m = re.match(r'^\s*1\.\.(\d+)', s)
+        if m:
+            v.planned += int(m.group(1))
+        if is_bad(s):
+            key = re.sub(r'^\[[ 0-9.]*\]\s*', '', s)
+            seen_reports.add(key)
+            pending.append(s.strip())
+    if pending:
+        v.problems.append(f'kernel report after the last result: {pending[0]}')
+    if not any('FBE-INIT' in s for s in console):
+        v.problems.append(f'the guest never reached init ({status or "no output"})')
+    done = [s for s in console if 'FBE-DONE' in s]
+    if not done:
+        v.problems.append(f'the guest did not finish ({status or "no FBE-DONE"}) '
+                          f'after {len(v.results)} results')
+    else:
+        m = re.search(r'rc=(\d+)', done[-1])
+        rc = int(m.group(1)) if m else 1
+        if rc and v.ok:
+            v.problems.append(f'the guest scripts exited with rc={rc} '
+                              'and no failed result')
+    if v.planned != len(v.results):
+        v.problems.append(f'KTAP plans announce {v.planned} results, '
+                          f'{len(v.results)} reported')
+    if ftracetest and done and not any(s.startswith('# Totals:') for s in console):
+        v.problems.append('ftracetest printed no summary (# Totals:)')
+    taint = [s for s in console if s.startswith('FBE-TAINT')]
+    if done and not taint:
+        v.problems.append('the guest did not report its taint flags')
+    for s in taint:
+        m = re.match(r'FBE-TAINT (\d+)', s)
+        value = int(m.group(1)) if m else -1
+        if value:
+            v.problems.append(f'the kernel is tainted: {value} '
+                              f'({taint_names(value) if value > 0 else "?"})')
+    if done and not any('FBE-DMESG-END' in s for s in lines):
+        v.problems.append('the guest did not dump its dmesg')
+    for s in dmesg:
+        key = re.sub(r'^(<\d+>)?\[[ 0-9.]*\]\s*', '', s)
+        if is_bad(s) and key not in seen_reports:
+            seen_reports.add(key)
+            v.problems.append(f'dmesg (not on the console): {s.strip()}')
+    return v
 
 
 def test_log(lines, name, tail=25):
     """The end of the log ftracetest printed (after its result) for a test."""
     out, grab = [], False
     for s in lines:
-        m = KTAP_RESULT.match(s.strip())
-        if m:
+        r = ktap_result(s)
+        if r:
             if grab:
                 break
-            grab = m.group(3).strip() == name.strip()
+            grab = r[0] == name.strip()
             continue
         if grab and s.startswith('#'):
             out.append(s)
     return out[-tail:]
 
 
-def cmd_check(args):
-    obj = args.obj
-    os.makedirs(LOGS, exist_ok=True)
-    initrd = os.path.join(BUILD, f'initramfs-{args.name}.cpio.gz')
-    tests = args.tests or []
+def cmdline_for(kcmdline):
+    """The kernel command line of a check guest.  loglevel=5 puts
+    KERN_WARNING on the console, so a WARNING or lockdep report shows up
+    among the test results."""
+    return ('console=ttyS0 panic=-1 oops=panic loglevel=5 '
+            'ftrace_dump_on_oops ' + kcmdline).strip()
+
+
+def report(name, lines, v, logpath):
+    """The verdict of one job, for a person: failures with their logs."""
+    for test, res, comment in v.results:
+        if res not in ('PASS', 'XFAIL', 'SKIP'):
+            log(f'--- {name}: {test}: {res}' + (f'  # {comment}' if comment else ''))
+            for s in test_log(lines, test):
+                log('  | ' + s)
+    for p in v.problems:
+        log(f'--- {name}: error: {p}')
+    if v.problems:
+        bad = bad_lines([s for s in lines])
+        show_tail(lines, bad[0] if bad else None)
+        log(f'    console log: {os.path.relpath(logpath, TOP)}')
+
+
+def job_files(args):
     extra = [(os.path.abspath(b), '/fbe/boot/' + os.path.basename(b))
              for b in (args.boot_tests or [])]
     extra += [(os.path.abspath(b), '/fbe/post/' + os.path.basename(b))
@@ -324,73 +556,74 @@ def cmd_check(args):
     for e in args.extra or []:
         src, _, dst = e.partition(':')
         extra.append((os.path.abspath(src), dst or '/fbe/bin/' + os.path.basename(src)))
+    return extra
+
+
+def run_job(obj, name, tests, kcmdline='', extra=(), env=(), timeout=1800,
+            smp=2, mem=2048, base=None, prefix=None,
+            stall=1200):
+    """Build the job's initramfs, boot it, stream its results, judge it.
+    Returns (verdict, seconds)."""
+    os.makedirs(LOGS, exist_ok=True)
+    initrd = os.path.join(BUILD, f'initramfs-{name}-{os.getpid()}.cpio.gz')
+    extra = list(extra)
     envfile = None
-    if args.env:
+    if env:
         fd, envfile = tempfile.mkstemp(prefix='fbe-env-')
         with os.fdopen(fd, 'w') as f:
-            for e in args.env:
+            for e in env:
                 k, _, v = e.partition('=')
                 f.write(f'{k}={shlex.quote(v)}\n')
         extra.append((envfile, '/fbe/env'))
     try:
-        guest_tests = make_initramfs(obj, 'check', tests, initrd, extra)
+        make_initramfs(obj, 'check', tests, initrd, extra, base=base)
     finally:
         if envfile:
             os.unlink(envfile)
-    cmdline = ('console=ttyS0 panic=-1 oops=panic loglevel=4 '
-               'ftrace_dump_on_oops ' + args.kcmdline).strip()
-    logpath = os.path.join(LOGS, f'console-{args.name}.log')
+    logpath = os.path.join(LOGS, f'console-{name}.log')
     start = time.time()
-    lines, status = boot(obj, initrd, cmdline, logpath, args.timeout,
-                         smp=args.smp, mem=args.mem, echo=args.verbose)
+    prefix = prefix or (lambda: f'[{name} {time.time() - start:4.0f}s]')
+
+    times = []                # (test, seconds since the previous result)
+    last = [start]
+
+    def on_line(s):
+        r = ktap_result(s)
+        if r or 'FBE-INIT' in s or 'FBE-DONE' in s or is_bad(s):
+            log(f'{prefix()} {s.strip()}')
+        if 'FBE-INIT' in s or r:
+            now = time.time()
+            times.append((r[0] if r else '@guest', now - last[0]))
+            last[0] = now
+
+    cmdline = cmdline_for(kcmdline)
+    accel = 'kvm' if kvm_usable() else 'tcg'
+    log(f'{prefix()} $ ' + ' '.join(shlex.quote(c) for c in
+                                     qemu_cmd(obj, initrd, accel, cmdline, smp, mem)))
+    lines, status = boot(obj, initrd, cmdline, logpath, timeout, smp=smp,
+                         mem=mem, on_line=on_line, quiet=True, stall=stall)
     elapsed = time.time() - start
+    os.unlink(initrd)
+    # What each result took, for config/test-weights
+    with open(os.path.join(LOGS, f'test-times-{name}'), 'w') as f:
+        for test, secs in times:
+            f.write(f'{secs:7.1f} {test}\n')
+    v = judge(lines, status, ftracetest=bool(tests) and list(tests) != ['none'])
+    report(name, lines, v, logpath)
+    return v, elapsed
+
+
+def cmd_check(args):
+    v, elapsed = run_job(args.obj, args.name, args.tests or ['none'],
+                         args.kcmdline, job_files(args), args.env or (),
+                         args.timeout, args.smp, args.mem)
     with open(os.path.join(LOGS, 'times'), 'a') as f:
         f.write(f'guest-{args.name} {elapsed:.0f}\n')
-    results = parse_ktap(lines)
-    npass = nfail = nskip = 0
-    failed = []
-    what = (f'{len(guest_tests)} test files' if guest_tests else
-            'boot tests only' if tests == ['none'] else 'all of test.d')
-    log(f'--- ftracetest ({args.name}): {len(results)} results from {what}')
-    for name, res, comment in results:
-        if res in ('PASS', 'XFAIL'):
-            npass += 1
-        elif res == 'SKIP':
-            nskip += 1
-        else:
-            nfail += 1
-            failed.append(name)
-        log(f'[{res:>10}] {name}' + (f'  # {comment}' if comment else ''))
-    ok = True
-    done = [s for s in lines if s.startswith('FBE-DONE')]
-    if not done:
-        ok = False
-        log(f'error: the guest did not finish ({status}) after {len(results)} '
-            f'results; console log: {logpath}')
-        show_tail(lines)
-    plan = sum(int(m.group(1)) for m in
-               (re.match(r'^1\.\.(\d+)$', s.strip()) for s in lines) if m)
-    if plan != len(results):
-        ok = False
-        log(f'error: KTAP plans announce {plan} tests, {len(results)} reported')
-    bad = bad_lines(lines)
-    if bad:
-        ok = False
-        log(f'error: the kernel reported a problem (console log: {logpath}):')
-        show_tail(lines, bad[0])
-    for name in failed:
-        log(f'--- log of failed test: {name}')
-        for s in test_log(lines, name):
-            log('  | ' + s)
-    if not ok:
-        nfail += 1
-    log(f'guest time {elapsed:.0f}s; console log: {os.path.relpath(logpath, TOP)}')
-    summary = f'{npass} passed, {nfail} failed, {nskip} skipped'
     if args.summary:
         with open(args.summary, 'a') as f:
-            f.write(f'{npass} {nfail} {nskip}\n')
-    log(summary)
-    return 0 if nfail == 0 else 1
+            f.write(f'{v.npass} {v.nfail} {v.nskip}\n')
+    log(f'{v.npass} passed, {v.nfail} failed, {v.nskip} skipped')
+    return 0 if v.ok else 1
 
 
 def cmd_run(args):
@@ -401,7 +634,8 @@ def cmd_run(args):
     demo = os.path.abspath(args.script or os.path.join(TOP, 'guest/demo'))
     make_initramfs(obj, 'shell' if interactive else 'run', [], initrd,
                    extra_files=[(demo, '/fbe/demo')])
-    cmdline = ('console=ttyS0 panic=-1 loglevel=4 ' + args.kcmdline).strip()
+    cmdline = ('console=ttyS0 panic=-1 loglevel=5 ' +
+               args.kcmdline).strip()
     if interactive:
         accel = 'kvm' if kvm_usable() else 'tcg'
         cmd = qemu_cmd(obj, initrd, accel, cmdline, 2, 2048)
@@ -414,7 +648,7 @@ def cmd_run(args):
         log('error: the kernel reported a problem:')
         show_tail(lines, bad[0])
         return 1
-    if not any(s.startswith('FBE-DONE rc=0') for s in lines):
+    if not any('FBE-DONE rc=0' in s for s in lines):
         log(f'error: the demo did not finish cleanly ({status}); log: {logpath}')
         return 1
     return 0

@@ -1,54 +1,59 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # Boot parameter function_event=, run by the guest init before ftracetest.
-# "make check" boots with
-#   function_event="vfs_read(x64 file, NULL, size_t count);kernel_clone()"
+# make check boots with
+#   function_event="vfs_read(x64 file, NULL, size_t count);kernel_clone();
+#                   do_filp_open(int dfd, string name+0[0])"
 # Prints KTAP.
 cd /sys/kernel/tracing || exit 1
+. /fbe/boot/lib
 if [ ! -e function_events ]; then
 	echo "1..0 # SKIP no function_events in this kernel"
 	exit 0
 fi
-n=0
-fail=0
-t() { # description command...
-	desc=$1
-	shift
-	n=$((n + 1))
-	if ( set -e; "$@" ) >/tmp/boot-test.log 2>&1; then
-		echo "ok $n boot: $desc"
-	else
-		echo "# $(tail -5 /tmp/boot-test.log)"
-		echo "not ok $n boot: $desc"
-		fail=1
-	fi
-}
+EVENTS="vfs_read kernel_clone do_filp_open"
 
 defined() {
-	grep -qx 'vfs_read(x64 file, NULL, size_t count)' function_events
-	grep -qx 'kernel_clone()' function_events
+	check "vfs_read listed" \
+		grep -qx 'vfs_read(x64 file, NULL, size_t count)' function_events || return 1
+	check "kernel_clone listed" grep -qx 'kernel_clone()' function_events || return 1
+	check "do_filp_open listed" \
+		grep -qx 'do_filp_open(int dfd, string name+0\[0\])' function_events || return 1
+	check "three definitions" test "$(grep -c . function_events)" = 3 || return 1
 }
 enabled() {
-	test "$(cat events/functions/vfs_read/enable)" = 1
-	test "$(cat events/functions/kernel_clone/enable)" = 1
+	for e in $EVENTS; do
+		check "$e enabled" test "$(cat events/functions/$e/enable)" = 1 || return 1
+	done
 }
 records() {
 	echo > trace
-	dd if=/proc/version of=/dev/null bs=7 count=1 2>/dev/null
+	# known data: 3 reads of 7 bytes, one fork, one open of a known name
+	dd if=/proc/version of=/dev/null bs=7 count=3 2>/dev/null
 	sh -c true
+	dd if=/etc/passwd of=/dev/null bs=1 count=1 2>/dev/null
 	# stop first: reading trace calls vfs_read, which adds events
 	echo 0 > tracing_on
-	grep -q 'vfs_read(file=0x[0-9a-f]*, count=7)' trace
-	grep -q 'kernel_clone()' trace
+	cp trace /tmp/fe.txt
 	echo 1 > tracing_on
+	check "3 reads of 7 bytes by dd" \
+		test "$(grep -c 'dd-.*vfs_read(file=0x[0-9a-f]*, count=7)$' /tmp/fe.txt)" = 3 ||
+		return 1
+	check "a kernel_clone record" grep -q 'kernel_clone()$' /tmp/fe.txt || return 1
+	check "the open of /etc/passwd" \
+		grep -q 'do_filp_open(dfd=-100, name="\{0,1\}/etc/passwd"\{0,1\})$' /tmp/fe.txt ||
+		return 1
 }
 removable() {
-	echo 0 > events/functions/enable
-	echo > function_events
-	! grep -q . function_events
+	echo 0 > events/functions/enable || return 1
+	echo > function_events || return 1
+	if grep -q . function_events; then
+		echo "still listed: $(cat function_events)"
+		return 1
+	fi
+	check "directories gone" test ! -d events/functions/vfs_read || return 1
 }
 
-echo "TAP version 13"
 echo "1..4"
 t "function_event= defines the events" defined
 t "function_event= enables the events" enabled

@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""make check: every guest job on the one kernel, scheduled across the CPUs.
+
+The jobs (each a QEMU guest of its own, one host CPU each under
+single-threaded TCG):
+
+  ftrace<N>   a share of ftracetest (test.d less config/known-failures)
+  boot        kprobe_event= and function_event= on the command line
+              (tests/boot), then the concurrency stress (tests/debug/stress.sh)
+  fuzz        the parser fuzzer (tests/debug/fuzz.sh)
+
+The ftrace jobs boot with kmemleak=off (kmemleak's stack trace for every
+allocation doubles a test's time under TCG); the boot and fuzz jobs,
+which drive the series' code through its error paths and races, keep it.
+
+Every job ends with a kmemleak scan, the taint flags and the whole dmesg,
+judged by qemu.judge().  The schedule is fixed before the first boot:
+the boot and fuzz jobs are placed on the least loaded CPU, longest first,
+then the ftracetest cases (config/test-weights: seconds each under TCG),
+longest first, so that every CPU has about the same work.  Each CPU runs
+its jobs one after the other; every result is printed as it arrives.
+
+  check.py [--tests T ...]   only those tests, in one job
+  check.py --only fuzz       only the fuzzer (make fuzz)
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import qemu  # noqa: E402
+
+TOP, BUILD, LOGS = qemu.TOP, qemu.BUILD, qemu.LOGS
+TD = os.path.join(qemu.FTRACE, 'test.d')
+BOOT_CMDLINE = ('kprobe_event=p:kprobes/boot_probe,vfs_read '
+                'function_event="vfs_read(x64 file, NULL, size_t count);'
+                'kernel_clone();do_filp_open(int dfd, string name+0[0])"')
+T0 = time.time()
+print_lock = threading.Lock()
+
+
+def say(msg):
+    with print_lock:
+        print(msg, flush=True)
+
+
+def weights():
+    w = {}
+    for line in open(os.path.join(TOP, 'config/test-weights')):
+        f = line.split('#')[0].split()
+        if len(f) == 2:
+            w[f[0]] = float(f[1])
+    return w
+
+
+def known_failures():
+    known = {}
+    for line in open(os.path.join(TOP, 'config/known-failures')):
+        if line.strip() and not line.startswith('#'):
+            name, _, reason = line.strip().partition(' ')
+            known[name] = reason
+    return known
+
+
+def build_guest_tools():
+    out = os.path.join(BUILD, 'guest-bin')
+    os.makedirs(out, exist_ok=True)
+    bins = []
+    for t in ('fevent-fuzz', 'fevent-stress'):
+        src = os.path.join(TOP, 'guest/fuzz', t + '.c')
+        dst = os.path.join(out, t)
+        subprocess.run(['gcc', '-static', '-O2', '-Wall', '-Wextra', '-Werror',
+                        '-pthread', '-o', dst, src], check=True)
+        bins.append(dst)
+    return bins
+
+
+class Job:
+    def __init__(self, name, est, tests=('none',), kcmdline='', boot=(),
+                 post=(), env=(), timeout=2400):
+        self.name, self.est, self.tests = name, est, list(tests)
+        self.kcmdline, self.boot, self.post = kcmdline, list(boot), list(post)
+        self.env, self.timeout = list(env), timeout
+        self.verdict, self.seconds = None, 0
+
+
+def plan(args, w):
+    """[[Job]] per CPU."""
+    cpus = args.jobs
+    known = known_failures()
+    fuzz_env = [f'FUZZ_N={args.fuzz_n}', f'FUZZ_KN={args.fuzz_kn}',
+                f'FUZZ_SEED={args.fuzz_seed}', f'FUZZ_EVERY={args.fuzz_every}',
+                f'STRESS_SECS={args.stress_secs}']
+    dbg = os.path.join(TOP, 'tests/debug')
+    fixed = []
+    if args.only in (None, 'fuzz'):
+        fixed.append(Job('fuzz', w.get('@fuzz', 300) * args.fuzz_n / 10000,
+                         boot=[os.path.join(dbg, 'fuzz.sh')], env=fuzz_env))
+    if args.only is None:
+        fixed.append(Job('boot', w.get('@boot', 60) + args.stress_secs * 1.5,
+                         kcmdline=BOOT_CMDLINE,
+                         boot=sorted(os.path.join(TOP, 'tests/boot', f)
+                                     for f in os.listdir(os.path.join(TOP, 'tests/boot'))
+                                     if f.endswith('.sh')) +
+                         [os.path.join(dbg, 'stress.sh')], env=fuzz_env))
+    load = [0.0] * cpus
+    slots = [[] for _ in range(cpus)]
+    for j in sorted(fixed, key=lambda j: -j.est):
+        i = load.index(min(load))
+        slots[i].append(j)
+        load[i] += j.est + w.get('@guest', 40)
+    skipped = []
+    if args.only is None:
+        tests = sorted(os.path.relpath(os.path.join(d, f), TD)
+                       for d, _, fs in os.walk(TD) for f in fs if f.endswith('.tc'))
+        skipped = [(t, known[t]) for t in tests if t in known]
+        tests = [t for t in tests if t not in known]
+        shards = [[] for _ in range(cpus)]
+        shard_load = [0.0] * cpus
+        for t in sorted(tests, key=lambda t: -w.get(t, 7)):
+            i = load.index(min(load))
+            if not shards[i]:
+                load[i] += w.get('@guest', 40)
+            shards[i].append(t)
+            load[i] += w.get(t, 7)
+            shard_load[i] += w.get(t, 7)
+        for i in range(cpus):
+            if shards[i]:
+                # the longest job first on its CPU
+                slots[i].insert(0, Job(f'ftrace{i}', shard_load[i], kcmdline='kmemleak=off',
+                                       tests=[os.path.join(TD, t) for t in sorted(shards[i])]))
+        slots = [sorted(s, key=lambda j: -j.est) for s in slots]
+    return slots, skipped, load
+
+
+def run_slot(args, jobs, base):
+    for j in jobs:
+        env = list(j.env)
+        extra = [(b, '/fbe/boot/' + os.path.basename(b)) for b in j.boot]
+        extra += [(b, '/fbe/post/' + os.path.basename(b)) for b in j.post]
+        extra.append((os.path.join(TOP, 'tests/boot/lib'), '/fbe/boot/lib'))
+        extra += [(b, '/fbe/bin/' + os.path.basename(b)) for b in args.bins]
+        say(f'[{time.time() - T0:5.0f}s] === job {j.name} starts '
+            f'(about {j.est:.0f}s of tests)')
+        try:
+            j.verdict, j.seconds = qemu.run_job(
+                args.obj, j.name, j.tests, ' '.join(filter(None, (j.kcmdline, args.kcmdline))),
+                extra, env, j.timeout, base=base,
+                prefix=lambda n=j.name: f'[{time.time() - T0:5.0f}s {n}]',
+                stall=args.stall)
+        except Exception as e:  # a harness bug must not pass as a clean job
+            j.verdict = qemu.Verdict()
+            j.verdict.problems.append(f'harness error: {e!r}')
+        v = j.verdict
+        say(f'[{time.time() - T0:5.0f}s] === job {j.name} done in {j.seconds:.0f}s: '
+            f'{v.npass} passed, {v.nfail} failed, {v.nskip} skipped')
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('--obj', default=os.path.join(BUILD, 'obj'))
+    ap.add_argument('--tests', nargs='*')
+    ap.add_argument('--kcmdline', default='')
+    ap.add_argument('--jobs', type=int, default=os.cpu_count())
+    ap.add_argument('--only', choices=['fuzz'])
+    ap.add_argument('--fuzz-n', type=int, default=int(os.environ.get('FUZZ_N', 10000)))
+    ap.add_argument('--fuzz-kn', type=int, default=int(os.environ.get('FUZZ_KN', 1000)))
+    ap.add_argument('--fuzz-seed', type=int, default=int(os.environ.get('FUZZ_SEED', 42)))
+    ap.add_argument('--fuzz-every', type=int, default=int(os.environ.get('FUZZ_EVERY', 32)))
+    ap.add_argument('--stress-secs', type=int,
+                    default=int(os.environ.get('STRESS_SECS', 30)))
+    ap.add_argument('--stall', type=int, default=900,
+                    help='a guest silent this long is hung')
+    ap.add_argument('--summary', default=os.path.join(BUILD, 'summary'))
+    args = ap.parse_args()
+    os.makedirs(LOGS, exist_ok=True)
+    t = time.time()
+    args.bins = build_guest_tools()
+    base = os.path.join(BUILD, f'initramfs-base-{os.getpid()}.cpio.gz')
+    qemu.make_base_initramfs(args.obj, base)
+    say(f'=== phase initramfs: {time.time() - t:.0f}s '
+        f'({os.path.getsize(base) >> 20} MiB shared by every job)')
+    w = weights()
+    if args.tests:
+        slots = [[Job('check', 0, tests=args.tests)]]
+        skipped, load = [], [0]
+    else:
+        slots, skipped, load = plan(args, w)
+    for i, s in enumerate(slots):
+        say(f'cpu{i}: ' + ', '.join(f'{j.name} (~{j.est:.0f}s)' for j in s) +
+            f'; about {load[i]:.0f}s')
+    if args.only is None and not args.tests:
+        say(f'fuzz seed {args.fuzz_seed} (FUZZ_SEED={args.fuzz_seed} reproduces it)')
+    threads = [threading.Thread(target=run_slot, args=(args, s, base)) for s in slots]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    os.unlink(base)
+    npass = nfail = nskip = 0
+    say('\n=== results by job')
+    with open(os.path.join(LOGS, 'times'), 'a') as f:
+        for s in slots:
+            for j in s:
+                v = j.verdict
+                f.write(f'guest-{j.name} {j.seconds:.0f}\n')
+                say(f'{j.name:8} {j.seconds:5.0f}s  {v.npass} passed, {v.nfail} failed, '
+                    f'{v.nskip} skipped' + ''.join(f'\n         error: {p}' for p in v.problems) +
+                    ''.join(f'\n         {r}: {n}' + (f'  # {c}' if c else '')
+                            for n, r, c in v.results if r not in ('PASS', 'XFAIL', 'SKIP')))
+                npass, nfail, nskip = npass + v.npass, nfail + v.nfail, nskip + v.nskip
+    for t, reason in skipped:
+        say(f'[      SKIP] {t}  # known failure, not run: {reason}')
+    nskip += len(skipped)
+    with open(args.summary, 'a') as f:
+        f.write(f'{npass} {nfail} {nskip}\n')
+    say(f'=== guests: {time.time() - T0:.0f}s')
+    return 0 if nfail == 0 else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The harness's own test: no kernel, a second or two.
+
+Feeds qemu.judge() canned guest consoles, one per way a run can go
+wrong, and checks that each gives a failing verdict naming the cause
+(and that a clean console passes, so that the check itself can fail).
+Part of make check; prints KTAP and "N passed, N failed".
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import qemu  # noqa: E402
+
+ESC = '\x1b[2J\x1b[01;01H\x1b[=3h\x1b[2J\x1b[01;01H'
+INIT = [ESC + 'SeaBIOS (version 1.16.2-debian-1.16.2-1)',
+        'Booting from ROM...',
+        '[    0.000000] Linux version 6.12.57 (fbe@fbe)',
+        ESC + 'FBE-INIT 6.12.57 cpus=2']
+TESTS = ['TAP version 13', '1..3',
+         'ok 1 Basic trace file check',
+         'ok 2 Function event - add and remove',
+         'ok 3 Function event - unsupported thing # SKIP',
+         '# Totals: pass:2 fail:0 xfail:0 xpass:0 skip:1 error:0']
+LEAKS = ['1..1', 'ok 1 kmemleak: no suspected leaks']
+END = ['FBE-TAINT 0', 'FBE-DMESG-BEGIN',
+       '[    0.000000] Linux version 6.12.57 (fbe@fbe)',
+       '[    1.000000] Run /init as init process',
+       'FBE-DMESG-END', 'FBE-DONE rc=0']
+CLEAN = INIT + TESTS + LEAKS + END
+
+
+def replace(lines, old, new):
+    i = lines.index(old)
+    return lines[:i] + new + lines[i + 1:]
+
+
+LOCKDEP = ['[   12.000000] ------------[ cut here ]------------',
+           '[   12.000001] WARNING: CPU: 0 PID: 88 at kernel/trace/trace_probe.c:183 '
+           'trace_probe_log_init+0x5e/0x70']
+KASAN = ['[   13.000000] ==================================================================',
+         '[   13.000001] BUG: KASAN: slab-out-of-bounds in fetch_store_string+0x1a/0x90']
+
+# (name, console, status, what the verdict must name)
+CASES = [
+    ('a failing test', replace(CLEAN, 'ok 2 Function event - add and remove',
+                               ['not ok 2 Function event - add and remove']),
+     '', 'Function event - add and remove'),
+    ('an unresolved test', replace(CLEAN, 'ok 2 Function event - add and remove',
+                                   ['not ok 2 Function event - add and remove # UNRESOLVED']),
+     '', 'UNRESOLVED'),
+    ('"not ok" with a SKIP directive', replace(CLEAN, 'ok 1 kmemleak: no suspected leaks',
+                                               ['not ok 1 stress # SKIP not loaded']),
+     '', 'stress'),
+    ('a guest that crashed mid-test',
+     INIT + TESTS[:3] + ['[   20.000000] BUG: kernel NULL pointer dereference, address: 0',
+                         '[   20.100000] Kernel panic - not syncing: Fatal exception'],
+     'qemu exited (0)', 'did not finish'),
+    ('a guest that hung mid-test', INIT + TESTS[:3], 'no output for 900s', 'no output'),
+    ('a missing ftracetest summary',
+     [s for s in CLEAN if not s.startswith('# Totals')], '', 'summary'),
+    ('a shard that never started', [], 'qemu exited (1)', 'never reached init'),
+    ('a shard that stopped at the firmware', INIT[:2], 'no output for 900s',
+     'never reached init'),
+    ('fewer results than planned', replace(CLEAN, 'ok 3 Function event - unsupported thing # SKIP',
+                                           []), '', 'plans announce 4'),
+    ('a failing boot test', INIT + ['1..2', 'ok 1 boot: function_event= defines the events',
+                                    '# check failed: 3 reads of 7 bytes by dd',
+                                    'not ok 2 boot: the boot-time function events record'] +
+     TESTS[1:] + LEAKS + END[:-1] + ['FBE-DONE rc=1'], '', 'boot: the boot-time'),
+    ('a kmemleak report', replace(CLEAN, 'ok 1 kmemleak: no suspected leaks',
+                                  ['unreferenced object 0xffff888003a1c000 (size 64):',
+                                   'not ok 1 kmemleak: 1 suspected leaks']),
+     '', 'kmemleak'),
+    ('a failed modprobe', replace(CLEAN, 'ok 1 kmemleak: no suspected leaks',
+                                  ['ok 1 kmemleak: no suspected leaks', '1..1',
+                                   'not ok 1 fuzz: modprobe fevent-sample failed']),
+     '', 'modprobe'),
+    ('a KASAN report in a passing test',
+     replace(CLEAN, 'ok 2 Function event - add and remove',
+             KASAN + ['ok 2 Function event - add and remove']), '', 'KASAN'),
+    ('a WARNING in a passing test',
+     replace(CLEAN, 'ok 2 Function event - add and remove',
+             LOCKDEP + ['ok 2 Function event - add and remove']), '', 'WARNING'),
+    ('a lockdep splat in a skipped test',
+     replace(CLEAN, 'ok 3 Function event - unsupported thing # SKIP',
+             ['[   14.0] WARNING: possible circular locking dependency detected',
+              'ok 3 Function event - unsupported thing # SKIP']), '', 'circular'),
+    ('a lockdep splat only in dmesg',
+     replace(CLEAN, 'FBE-DMESG-END',
+             ['[   12.5] WARNING: possible recursive locking detected', 'FBE-DMESG-END']),
+     '', 'recursive locking'),
+    ('a report after the last test',
+     replace(CLEAN, 'FBE-TAINT 0', ['[   30.0] BUG: sleeping function called from '
+                                    'invalid context', 'FBE-TAINT 0']), '', 'sleeping'),
+    ('a tainted kernel at the end', replace(CLEAN, 'FBE-TAINT 0', ['FBE-TAINT 512']),
+     '', 'tainted: 512 (W)'),
+    ('no taint report', [s for s in CLEAN if not s.startswith('FBE-TAINT')], '', 'taint'),
+    ('no dmesg dump', CLEAN[:CLEAN.index('FBE-DMESG-BEGIN')] + CLEAN[-1:], '', 'dmesg'),
+    ('a dmesg dump cut short', [s for s in CLEAN if s != 'FBE-DMESG-END'], '', 'dmesg'),
+    ('guest scripts failing with no failed result',
+     CLEAN[:-1] + ['FBE-DONE rc=1'], '', 'rc=1'),
+]
+
+
+def main():
+    n = fail = 0
+    print('TAP version 13')
+    print(f'1..{len(CASES) + 2}')
+
+    def result(ok, desc, why=''):
+        nonlocal n, fail
+        n += 1
+        fail += not ok
+        print(f'{"ok" if ok else "not ok"} {n} harness: {desc}' + (f' # {why}' if why and not ok else ''))
+
+    v = qemu.judge(CLEAN)
+    result(v.ok and (v.npass, v.nskip) == (3, 1), 'a clean console passes',
+           f'{v.npass} passed, {v.nfail} failed, {v.nskip} skipped, problems {v.problems}')
+    v = qemu.judge(replace(CLEAN, INIT[-1], ['FBE-INIT 6.12.57 cpus=2']))
+    result(v.ok, 'init is found with or without escape sequences', str(v.problems))
+    for desc, lines, status, must in CASES:
+        v = qemu.judge(lines, status)
+        text = ' '.join(v.problems + [f'{n} {r} {c}' for n, r, c in v.results
+                                      if r not in ('PASS', 'XFAIL', 'SKIP')])
+        good = not v.ok and v.nfail > 0 and must in text
+        result(good, f'{desc} fails the run', f'ok={v.ok}, said: {text!r}')
+    print(f'{n - fail} passed, {fail} failed')
+    return 1 if fail else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
