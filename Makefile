@@ -5,7 +5,8 @@
 SHELL := /bin/bash
 TESTS ?=
 KCMDLINE ?=
-export TESTS KCMDLINE
+SLOW ?=
+export TESTS KCMDLINE SLOW
 # make fuzz N=... SEED=...
 N ?= 100000
 SEED ?=

@@ -58,12 +58,17 @@ def weights():
     return w
 
 
-def known_failures():
+def not_run(slow):
+    """{test: why make check leaves it out}: config/known-failures, and
+    config/slow-tests unless slow."""
     known = {}
-    for line in open(os.path.join(TOP, 'config/known-failures')):
-        if line.strip() and not line.startswith('#'):
-            name, _, reason = line.strip().partition(' ')
-            known[name] = reason
+    for f, what in (('known-failures', 'known failure'), ('slow-tests', 'slow')):
+        if f == 'slow-tests' and slow:
+            continue
+        for line in open(os.path.join(TOP, 'config', f)):
+            if line.strip() and not line.startswith('#'):
+                name, _, reason = line.strip().partition(' ')
+                known[name] = f'{what}, not run: {reason}'
     return known
 
 
@@ -92,7 +97,7 @@ class Job:
 def plan(args, w):
     """[[Job]] per CPU."""
     cpus = args.jobs
-    known = known_failures()
+    known = not_run(args.slow)
     fuzz_env = [f'FUZZ_N={args.fuzz_n}', f'FUZZ_KN={args.fuzz_kn}',
                 f'FUZZ_SEED={args.fuzz_seed}', f'FUZZ_EVERY={args.fuzz_every}',
                 f'STRESS_SECS={args.stress_secs}']
@@ -169,6 +174,8 @@ def main():
     ap.add_argument('--kcmdline', default='')
     ap.add_argument('--jobs', type=int, default=os.cpu_count())
     ap.add_argument('--only', choices=['fuzz'])
+    ap.add_argument('--slow', action='store_true',
+                    help='run config/slow-tests too')
     ap.add_argument('--fuzz-n', type=int, default=int(os.environ.get('FUZZ_N', 10000)))
     ap.add_argument('--fuzz-kn', type=int, default=int(os.environ.get('FUZZ_KN', 1000)))
     ap.add_argument('--fuzz-seed', type=int, default=int(os.environ.get('FUZZ_SEED', 42)))
@@ -216,7 +223,7 @@ def main():
                             for n, r, c in v.results if r not in ('PASS', 'XFAIL', 'SKIP')))
                 npass, nfail, nskip = npass + v.npass, nfail + v.nfail, nskip + v.nskip
     for t, reason in skipped:
-        say(f'[      SKIP] {t}  # known failure, not run: {reason}')
+        say(f'[      SKIP] {t}  # {reason}')
     nskip += len(skipped)
     with open(args.summary, 'a') as f:
         f.write(f'{npass} {nfail} {nskip}\n')

@@ -3,7 +3,8 @@
 # kernel (scripts/check.py), then one summary.
 #   TESTS=...     a subset (.tc files or directories, anywhere on disk), one job
 #   KCMDLINE=...  added to the kernel command line
-#   ONLY=fuzz     only the start-up self-tests and the fuzzer (make fuzz)
+#   ONLY=fuzz     only the fuzzer (make fuzz)
+#   SLOW=1        config/slow-tests too
 . "$(dirname "$0")/common.sh"
 summary=$BUILD/summary
 mkdir -p "$LOGS"
@@ -21,6 +22,7 @@ PY
 args=()
 [ -n "$TESTS" ] && read -ra tests <<< "$TESTS" && args+=(--tests "${tests[@]}")
 [ -n "$ONLY" ] && args+=(--only "$ONLY")
+[ -n "$SLOW" ] && [ "$SLOW" != 0 ] && args+=(--slow)
 python3 "$TOP/scripts/check.py" --summary "$summary" --kcmdline "$KCMDLINE" "${args[@]}" || rc=1
 phase_done guests "$t0"
 [ -s "$summary" ] || { echo "error: no results at all"; rc=1; }
