@@ -22,14 +22,15 @@ help:
 	@echo 'other targets: deps base tree build export check-export check-patches check-bisect check-debug fuzz check-docs docs-png bench hitprofile clean'
 
 deps:
-	@scripts/deps.sh
+	@t0=$$(date +%s) && scripts/deps.sh && echo "=== phase deps: $$(( $$(date +%s) - t0 ))s"
 
 base: deps
 	@scripts/fetch-base.sh >/dev/null
 
 tree: base
 	@t0=$$(date +%s) && scripts/tree.sh && \
-	 mkdir -p build/logs && echo "tree $$(( $$(date +%s) - t0 ))" >> build/logs/times
+	 mkdir -p build/logs && echo "tree $$(( $$(date +%s) - t0 ))" >> build/logs/times && \
+	 echo "=== phase tree: $$(( $$(date +%s) - t0 ))s"
 
 build: tree
 	@scripts/build.sh

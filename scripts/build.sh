@@ -73,5 +73,5 @@ done
 rm -rf "$obj/modinst"
 kmake INSTALL_MOD_PATH="$obj/modinst" INSTALL_MOD_STRIP=1 modules_install >/dev/null
 phase_done "${PHASE:-build}" "$t0"
-say "built $(kmake -s kernelrelease) in $(( $(date +%s) - t0 ))s; ccache: $(ccache -s 2>/dev/null |
+say "=== phase ${PHASE:-build}: $(( $(date +%s) - t0 ))s, $(kmake -s kernelrelease); ccache: $(ccache -s 2>/dev/null |
 	awk '/^ *Hits:/ && !h {h=$0} /^ *Misses:/ && !m {m=$0} END {gsub(/  +/, " ", h); gsub(/  +/, " ", m); print h ";" m}')"

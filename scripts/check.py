@@ -127,13 +127,13 @@ def plan(args, w):
         tests = [t for t in tests if t not in known]
         shards = [[] for _ in range(cpus)]
         shard_load = [0.0] * cpus
-        for t in sorted(tests, key=lambda t: -w.get(t, 7)):
+        for t in sorted(tests, key=lambda t: -w.get(t, 10)):
             i = load.index(min(load))
             if not shards[i]:
                 load[i] += w.get('@guest', 40)
             shards[i].append(t)
-            load[i] += w.get(t, 7)
-            shard_load[i] += w.get(t, 7)
+            load[i] += w.get(t, 10)
+            shard_load[i] += w.get(t, 10)
         for i in range(cpus):
             if shards[i]:
                 # the longest job first on its CPU
