@@ -155,7 +155,7 @@ def run_slot(args, jobs, base):
         try:
             j.verdict, j.seconds = qemu.run_job(
                 args.obj, j.name, j.tests, ' '.join(filter(None, (j.kcmdline, args.kcmdline))),
-                extra, env, j.timeout, base=base,
+                extra, env, j.timeout, smp=args.smp, base=base,
                 prefix=lambda n=j.name: f'[{time.time() - T0:5.0f}s {n}]',
                 stall=args.stall)
         except Exception as e:  # a harness bug must not pass as a clean job
@@ -173,6 +173,7 @@ def main():
     ap.add_argument('--tests', nargs='*')
     ap.add_argument('--kcmdline', default='')
     ap.add_argument('--jobs', type=int, default=os.cpu_count())
+    ap.add_argument('--smp', type=int, default=2, help='CPUs of each guest')
     ap.add_argument('--only', choices=['fuzz'])
     ap.add_argument('--slow', action='store_true',
                     help='run config/slow-tests too')
