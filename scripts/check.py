@@ -220,6 +220,8 @@ def main():
                 f.write(f'guest-{j.name} {j.seconds:.0f}\n')
                 say(f'{j.name:8} {j.seconds:5.0f}s  {v.npass} passed, {v.nfail} failed, '
                     f'{v.nskip} skipped' + ''.join(f'\n         error: {p}' for p in v.problems) +
+                    ''.join(f'\n         known report (config/known-reports): {k}'
+                            for k in v.known) +
                     ''.join(f'\n         {r}: {n}' + (f'  # {c}' if c else '')
                             for n, r, c in v.results if r not in ('PASS', 'XFAIL', 'SKIP')))
                 npass, nfail, nskip = npass + v.npass, nfail + v.nfail, nskip + v.nskip

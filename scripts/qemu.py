@@ -361,8 +361,31 @@ def boot(obj, initrd, cmdline, logpath, timeout, smp=2, mem=2048,
     return [], 'no-accel'
 
 
+def known_reports(path=os.path.join(TOP, 'config/known-reports')):
+    """[(regex, reason)] of config/known-reports."""
+    out = []
+    try:
+        for line in open(path):
+            if line.strip() and not line.startswith('#'):
+                pat, _, reason = line.rstrip('\n').partition('\t')
+                out.append((re.compile(pat), reason.strip()))
+    except OSError:
+        pass
+    return out
+
+
+KNOWN_REPORTS = known_reports()
+
+
+def known_report(s):
+    for pat, reason in KNOWN_REPORTS:
+        if pat.search(s):
+            return reason
+    return None
+
+
 def is_bad(s):
-    return bool(BAD.search(s)) and not BENIGN.search(s)
+    return bool(BAD.search(s)) and not BENIGN.search(s) and not known_report(s)
 
 
 def bad_lines(lines):
@@ -412,6 +435,7 @@ class Verdict:
     def __init__(self):
         self.results = []     # [(name, result, comment)]
         self.problems = []    # failures not tied to one test
+        self.known = []       # known reports (config/known-reports) seen
         self.planned = 0
 
     @property
@@ -468,6 +492,8 @@ def judge(lines, status='', ftracetest=True):
         m = re.match(r'^\s*1\.\.(\d+)', s)
         if m:
             v.planned += int(m.group(1))
+        if BAD.search(s) and known_report(s):
+            v.known.append(s.strip())
         if is_bad(s):
             key = re.sub(r'^\[[ 0-9.]*\]\s*', '', s)
             seen_reports.add(key)
@@ -540,6 +566,8 @@ def report(name, lines, v, logpath):
             log(f'--- {name}: {test}: {res}' + (f'  # {comment}' if comment else ''))
             for s in test_log(lines, test):
                 log('  | ' + s)
+    for s in v.known:
+        log(f'--- {name}: known report (config/known-reports): {s}')
     for p in v.problems:
         log(f'--- {name}: error: {p}')
     if v.problems:

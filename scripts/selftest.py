@@ -84,6 +84,10 @@ CASES = [
     ('a WARNING in a passing test',
      replace(CLEAN, 'ok 2 Function event - add and remove',
              LOCKDEP + ['ok 2 Function event - add and remove']), '', 'WARNING'),
+    ('another unwinder warning than the known one',
+     replace(CLEAN, 'ok 2 Function event - add and remove',
+             ['[   12.0] WARNING: stack going in the wrong direction? at vfs_read+0x46/0x4d',
+              'ok 2 Function event - add and remove']), '', 'wrong direction'),
     ('a lockdep splat in a skipped test',
      replace(CLEAN, 'ok 3 Function event - unsupported thing # SKIP',
              ['[   14.0] WARNING: possible circular locking dependency detected',
@@ -105,10 +109,13 @@ CASES = [
 ]
 
 
+ORC = '[  384.0] WARNING: stack going in the wrong direction? at return_to_handler+0x46/0x4d'
+
+
 def main():
     n = fail = 0
     print('TAP version 13')
-    print(f'1..{len(CASES) + 2}')
+    print(f'1..{len(CASES) + 3}')
 
     def result(ok, desc, why=''):
         nonlocal n, fail
@@ -121,6 +128,11 @@ def main():
            f'{v.npass} passed, {v.nfail} failed, {v.nskip} skipped, problems {v.problems}')
     v = qemu.judge(replace(CLEAN, INIT[-1], ['FBE-INIT 6.12.57 cpus=2']))
     result(v.ok, 'init is found with or without escape sequences', str(v.problems))
+    v = qemu.judge(replace(CLEAN, 'ok 2 Function event - add and remove',
+                           [ORC, 'ok 2 Function event - add and remove']))
+    result(v.ok and v.known == [ORC.strip()],
+           'a report listed in config/known-reports passes, and is shown',
+           f'{v.problems} {v.known}')
     for desc, lines, status, must in CASES:
         v = qemu.judge(lines, status)
         text = ' '.join(v.problems + [f'{n} {r} {c}' for n, r, c in v.results
