@@ -87,10 +87,11 @@ def build_guest_tools():
 
 class Job:
     def __init__(self, name, est, tests=('none',), kcmdline='', boot=(),
-                 post=(), env=(), timeout=2400):
+                 post=(), env=(), timeout=None):
         self.name, self.est, self.tests = name, est, list(tests)
         self.kcmdline, self.boot, self.post = kcmdline, list(boot), list(post)
-        self.env, self.timeout = list(env), timeout
+        # a job may take three times its estimate (make fuzz N=... grows it)
+        self.env, self.timeout = list(env), timeout or max(2400, 3 * est + 300)
         self.verdict, self.seconds = None, 0
 
 
