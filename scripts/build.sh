@@ -18,7 +18,23 @@ export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache} CCACHE_BASEDIR=$TOP CCACHE_NOHASH
 export CCACHE_SLOPPINESS=time_macros,include_file_mtime,include_file_ctime
 ccache -M 8G >/dev/null 2>&1 || true
 ccache -z >/dev/null 2>&1 || true
-kmake() { make -s -C "$TREE" O="$obj" CC="$cc" LOCALVERSION= "$@"; }
+# KASAN instruments only the directories config/kasan-scope lists: a
+# command-line KASAN_SANITIZE=n turns it off everywhere, and a per-object
+# KASAN_SANITIZE_<stem>.o=y (scripts/Makefile.lib) turns it back on for
+# each .c file found there.
+kasan=()
+if grep -qx 'CONFIG_KASAN=y' "${frags[@]}" && [ -f "$TOP/config/kasan-scope" ]; then
+	kasan=(KASAN_SANITIZE=n)
+	while read -r dir; do
+		case "$dir" in ''|'#'*) continue ;; esac
+		[ -d "$TREE/$dir" ] || die "config/kasan-scope: no $dir in build/linux"
+		for f in "$TREE/$dir"/*.c; do
+			f=${f##*/}
+			kasan+=("KASAN_SANITIZE_${f%.c}.o=y")
+		done
+	done < "$TOP/config/kasan-scope"
+fi
+kmake() { make -s -C "$TREE" O="$obj" CC="$cc" LOCALVERSION= "${kasan[@]}" "$@"; }
 
 t0=$(date +%s)
 # Regenerate the config only when a fragment changed.

@@ -23,6 +23,7 @@ its jobs one after the other; every result is printed as it arrives.
 
   check.py [--tests T ...]   only those tests, in one job
   check.py --only fuzz       only the fuzzer (make fuzz)
+  check.py --only boot       only the boot job (boot parameters, stress, lockdown)
 """
 
 import argparse
@@ -76,7 +77,7 @@ def build_guest_tools():
     out = os.path.join(BUILD, 'guest-bin')
     os.makedirs(out, exist_ok=True)
     bins = []
-    for t in ('fevent-fuzz', 'fevent-stress'):
+    for t in ('fevent-fuzz', 'fevent-stress', 'fevent-bpf'):
         src = os.path.join(TOP, 'guest/fuzz', t + '.c')
         dst = os.path.join(out, t)
         subprocess.run(['gcc', '-static', '-O2', '-Wall', '-Wextra', '-Werror',
@@ -87,9 +88,11 @@ def build_guest_tools():
 
 class Job:
     def __init__(self, name, est, tests=('none',), kcmdline='', boot=(),
-                 post=(), env=(), timeout=None):
+                 post=(), env=(), timeout=None, last=()):
         self.name, self.est, self.tests = name, est, list(tests)
         self.kcmdline, self.boot, self.post = kcmdline, list(boot), list(post)
+        # after the leak scan: what can not be undone (tests/last)
+        self.last = list(last)
         # a job may take three times its estimate (make fuzz N=... grows it)
         self.env, self.timeout = list(env), timeout or max(2400, 3 * est + 300)
         self.verdict, self.seconds = None, 0
@@ -107,13 +110,16 @@ def plan(args, w):
     if args.only in (None, 'fuzz'):
         fixed.append(Job('fuzz', w.get('@fuzz', 300) * args.fuzz_n / 10000,
                          boot=[os.path.join(dbg, 'fuzz.sh')], env=fuzz_env))
-    if args.only is None:
+    if args.only in (None, 'boot'):
         fixed.append(Job('boot', w.get('@boot', 60) + args.stress_secs * 1.5,
                          kcmdline=BOOT_CMDLINE,
                          boot=sorted(os.path.join(TOP, 'tests/boot', f)
                                      for f in os.listdir(os.path.join(TOP, 'tests/boot'))
                                      if f.endswith('.sh')) +
-                         [os.path.join(dbg, 'stress.sh')], env=fuzz_env))
+                         [os.path.join(dbg, 'stress.sh')], env=fuzz_env,
+                         last=[os.path.join(TOP, 'tests/last', f)
+                               for f in sorted(os.listdir(os.path.join(TOP, 'tests/last')))
+                               if f.endswith('.sh')]))
     load = [0.0] * cpus
     slots = [[] for _ in range(cpus)]
     for j in sorted(fixed, key=lambda j: -j.est):
@@ -149,6 +155,7 @@ def run_slot(args, jobs, base):
         env = list(j.env)
         extra = [(b, '/fbe/boot/' + os.path.basename(b)) for b in j.boot]
         extra += [(b, '/fbe/post/' + os.path.basename(b)) for b in j.post]
+        extra += [(b, '/fbe/last/' + os.path.basename(b)) for b in j.last]
         extra.append((os.path.join(TOP, 'tests/boot/lib'), '/fbe/boot/lib'))
         extra += [(b, '/fbe/bin/' + os.path.basename(b)) for b in args.bins]
         say(f'[{time.time() - T0:5.0f}s] === job {j.name} starts '
@@ -175,7 +182,7 @@ def main():
     ap.add_argument('--kcmdline', default='')
     ap.add_argument('--jobs', type=int, default=os.cpu_count())
     ap.add_argument('--smp', type=int, default=2, help='CPUs of each guest')
-    ap.add_argument('--only', choices=['fuzz'])
+    ap.add_argument('--only', choices=['fuzz', 'boot'])
     ap.add_argument('--slow', action='store_true',
                     help='run config/slow-tests too')
     ap.add_argument('--fuzz-n', type=int, default=int(os.environ.get('FUZZ_N', 10000)))

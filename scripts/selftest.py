@@ -101,6 +101,8 @@ CASES = [
                                     'invalid context', 'FBE-TAINT 0']), '', 'sleeping'),
     ('a tainted kernel at the end', replace(CLEAN, 'FBE-TAINT 0', ['FBE-TAINT 512']),
      '', 'tainted: 512 (W)'),
+    ('an unsigned module and a warning', replace(CLEAN, 'FBE-TAINT 0', ['FBE-TAINT 8704']),
+     '', 'tainted: 8704 (WE)'),
     ('no taint report', [s for s in CLEAN if not s.startswith('FBE-TAINT')], '', 'taint'),
     ('no dmesg dump', CLEAN[:CLEAN.index('FBE-DMESG-BEGIN')] + CLEAN[-1:], '', 'dmesg'),
     ('a dmesg dump cut short', [s for s in CLEAN if s != 'FBE-DMESG-END'], '', 'dmesg'),
@@ -115,7 +117,7 @@ ORC = '[  384.0] WARNING: stack going in the wrong direction? at return_to_handl
 def main():
     n = fail = 0
     print('TAP version 13')
-    print(f'1..{len(CASES) + 3}')
+    print(f'1..{len(CASES) + 4}')
 
     def result(ok, desc, why=''):
         nonlocal n, fail
@@ -128,6 +130,8 @@ def main():
            f'{v.npass} passed, {v.nfail} failed, {v.nskip} skipped, problems {v.problems}')
     v = qemu.judge(replace(CLEAN, INIT[-1], ['FBE-INIT 6.12.57 cpus=2']))
     result(v.ok, 'init is found with or without escape sequences', str(v.problems))
+    v = qemu.judge(replace(CLEAN, 'FBE-TAINT 0', ['FBE-TAINT 8192']))
+    result(v.ok, 'an unsigned module alone (taint E) passes', str(v.problems))
     v = qemu.judge(replace(CLEAN, 'ok 2 Function event - add and remove',
                            [ORC, 'ok 2 Function event - add and remove']))
     result(v.ok and v.known == [ORC.strip()],

@@ -1,0 +1,43 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# BPF on function events: perf_event_set_bpf_prog() takes kprobe, uprobe
+# and tracepoint events only, so attaching a BPF program to a function
+# event fails with EINVAL, whatever the program type, as it does for
+# fprobe events (Documentation/trace/function-based-events.rst, "perf and
+# BPF").  The controls show the same program attaching where it may.
+# Runs after function_event.sh, which removes the boot-time events.
+# Prints KTAP.
+cd /sys/kernel/tracing || exit 1
+. /fbe/boot/lib
+BPF=/fbe/bin/fevent-bpf
+if [ ! -e function_events ] || [ ! -x $BPF ]; then
+	echo "1..0 # SKIP no function events or no $BPF"
+	exit 0
+fi
+
+tracepoint_ok() {
+	check "a tracepoint program on sched:sched_switch" \
+		test "$($BPF "$(cat events/sched/sched_switch/id)" tracepoint)" = ok || return 1
+}
+kprobe_ok() {
+	echo 'p:kprobes/bpf_kp vfs_read' >> kprobe_events || return 1
+	r=$($BPF "$(cat events/kprobes/bpf_kp/id)" kprobe)
+	echo '-:kprobes/bpf_kp' >> kprobe_events || return 1
+	check "a kprobe program on a kprobe event" test "$r" = ok || return 1
+}
+fevent_einval() {
+	echo 'vfs_read(NULL, NULL, size_t count)' >> function_events || return 1
+	id=$(cat events/functions/vfs_read/id)
+	r1=$($BPF "$id" tracepoint)
+	r2=$($BPF "$id" kprobe)
+	echo '-:functions/vfs_read' >> function_events || return 1
+	check "a tracepoint program is refused: $r1" test "$r1" = EINVAL || return 1
+	check "a kprobe program is refused: $r2" test "$r2" = EINVAL || return 1
+	check "the event is gone" test ! -d events/functions/vfs_read || return 1
+}
+
+echo "1..3"
+t "BPF attaches to a tracepoint" tracepoint_ok
+t "BPF attaches to a kprobe event" kprobe_ok
+t "BPF on a function event fails with EINVAL" fevent_einval
+exit $fail
