@@ -114,6 +114,24 @@ tracepoint() {
 
 none() { :; }
 
+# Two events on the function: the cost of the second one
+setup_two() { # definition
+	echo "$1" > function_events &&
+	echo "F:bench2 $1" >> function_events &&
+	echo 1 > events/functions/$F/enable &&
+	echo 1 > events/functions/bench2/enable
+}
+
+# The event among NCREATE others defined on other functions: a hit does
+# not pay for the events of other functions
+setup_many() { # definition
+	[ -s $funcs ] || return 1
+	while read -r fn; do
+		echo "$fn()" >> function_events || return 1
+	done < $funcs
+	echo "$1" >> function_events && echo 1 > events/functions/$F/enable
+}
+
 all_cases() {
 run_case 1 none none
 run_case 2 function-tracer function_tracer
@@ -128,7 +146,28 @@ run_case 10 kprobe-3ints setup_dyn kprobes "p:kprobes/bench $F $PA3"
 run_case 11 kprobe-chain-string setup_dyn kprobes "p:kprobes/bench $F $PAC"
 run_case 12 kprobe-int3-3ints kprobe_inside
 run_case 13 trace-event-3ints tracepoint
+run_case 14 fevent-3ints-two-events setup_two "$FE3"
+run_case 15 fevent-3ints-1000-others setup_many "$FE3"
 }
+
+# NCREATE functions that both function and kprobe events accept (not on
+# the kprobe blacklist, traceable): the creation figures and case 15
+funcs=/tmp/bench-funcs
+: > $funcs
+if [ "$NCREATE" -gt 0 ]; then
+	n=0
+	grep -v '[.:]' available_filter_functions | grep -v '^__' | grep -vx "$F" |
+	sort -u | while read -r fn rest; do
+		[ $n -ge "$NCREATE" ] && break
+		if echo "$fn()" > function_events 2>/dev/null &&
+		   echo "p:kprobes/t $fn" > kprobe_events 2>/dev/null; then
+			echo "$fn" >> $funcs
+			n=$((n + 1))
+		fi
+		echo > function_events
+		echo > kprobe_events
+	done
+fi
 
 # Round after round of every case, not all the runs of one case in a row:
 # a slow stretch of the host then costs every case a run, not one case
@@ -146,21 +185,6 @@ fi
 ms() { awk '{ printf "%d", $1 * 1000 }' /proc/uptime; }
 echo 0 > tracing_on
 reset
-funcs=/tmp/bench-funcs
-: > $funcs
-n=0
-# Functions both accept (not on the kprobe blacklist, traceable)
-grep -v '[.:]' available_filter_functions | grep -v '^__' | sort -u |
-while read -r fn rest; do
-	[ $n -ge "$NCREATE" ] && break
-	if echo "$fn()" > function_events 2>/dev/null &&
-	   echo "p:kprobes/t $fn" > kprobe_events 2>/dev/null; then
-		echo "$fn" >> $funcs
-		n=$((n + 1))
-	fi
-	echo > function_events
-	echo > kprobe_events
-done
 total=$(wc -l < $funcs)
 phase() { # kind phase command-per-line...
 	t0=$(ms)
@@ -175,6 +199,11 @@ phase fevent define 'echo "$fn()" >> function_events'
 phase fevent enable 'echo 1 > events/functions/$fn/enable'
 phase fevent disable 'echo 0 > events/functions/$fn/enable'
 phase fevent remove 'echo "-:$fn" >> function_events'
+# All at once: the definitions again, then one truncation
+phase fevent define-all 'echo "$fn()" >> function_events'
+t0=$(ms)
+echo > function_events
+echo "CREATE fevent remove-all $total $(( $(ms) - t0 ))"
 phase kprobe define 'echo "p:kprobes/c$i $fn" >> kprobe_events'
 phase kprobe enable 'echo 1 > events/kprobes/c$i/enable'
 phase kprobe disable 'echo 0 > events/kprobes/c$i/enable'
