@@ -37,6 +37,10 @@ setup_fevent() { # definition
 	echo "$1" > function_events && echo 1 > events/functions/$F/enable
 }
 
+setup_fexit() { # definition
+	echo "$1" > function_events && echo 1 > events/functions/${F}__exit/enable
+}
+
 setup_dyn() { # group definition
 	echo "$2" >> dynamic_events && echo 1 > events/$1/bench/enable
 }
@@ -46,6 +50,9 @@ FE0="$F()"
 FE3="$F(NULL, int a, int b, int c)"
 FEC="$F(u32 magic+$INNER[0]+$LEAF[0]+$MAGIC, NULL, NULL, NULL, string msg)"
 PA3='a=$arg2:s32 b=$arg3:s32 c=$arg4:s32'
+# Exit: the same 3 ints, taken at the entry, and the return value
+FX3="$F%return(NULL, int a, int b, int c, int \$retval)"
+PX3="$PA3 "'ret=$retval:s32'
 PAC="magic=+$MAGIC(+$LEAF(+$INNER(\$arg1))):u32 msg=+0(\$arg5):string"
 
 run_case() { # number name setup...
@@ -148,6 +155,9 @@ run_case 12 kprobe-int3-3ints kprobe_inside
 run_case 13 trace-event-3ints tracepoint
 run_case 14 fevent-3ints-two-events setup_two "$FE3"
 run_case 15 fevent-3ints-1000-others setup_many "$FE3"
+run_case 16 fevent-exit-3ints setup_fexit "$FX3"
+run_case 17 fprobe-exit-3ints setup_dyn fprobes "f:fprobes/bench $F%return $PX3"
+run_case 18 kretprobe-3ints setup_dyn kprobes "r:kprobes/bench $F $PX3"
 }
 
 # NCREATE functions that both function and kprobe events accept (not on
