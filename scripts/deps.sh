@@ -4,7 +4,7 @@
 . "$(dirname "$0")/common.sh"
 PKGS="build-essential flex bison bc libelf-dev libssl-dev cpio kmod xz-utils
       ccache qemu-system-x86 busybox-static python3 git perl rsync
-      python3-sphinx python3-yaml dwarves lz4 $*"
+      python3-sphinx python3-yaml dwarves lz4 linux-perf trace-cmd $*"
 missing=
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||

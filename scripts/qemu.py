@@ -101,6 +101,81 @@ def write_cpio_gz(stage, out):
         f.write(cpio)
 
 
+def copy_with_libs(stage, path, dst):
+    """Copy the host program or library at path to dst in stage, with the
+    shared libraries ldd says it needs."""
+    d = os.path.join(stage, dst.lstrip('/'))
+    os.makedirs(os.path.dirname(d), exist_ok=True)
+    if not os.path.exists(d):
+        shutil.copy2(os.path.realpath(path), d)
+    ldd = subprocess.run(['ldd', path], capture_output=True, text=True).stdout
+    for lib in re.findall(r'(/\S+) \(0x', ldd):
+        d = os.path.join(stage, lib.lstrip('/'))
+        if not os.path.exists(d):
+            os.makedirs(os.path.dirname(d), exist_ok=True)
+            shutil.copy2(os.path.realpath(lib), d)
+
+
+# Debian's own clients, for the tests that call require_program on them
+# (test.d/functions): perf (linux-perf) and trace-cmd, with libtraceevent's
+# plugins, which trace-cmd loads to print some events.
+CLIENTS = ('perf', 'trace-cmd')
+PLUGINS = '/usr/lib/x86_64-linux-gnu/traceevent/plugins'
+
+
+def clients_needed(tests):
+    """Whether any of the tests (files or directories on the host) runs
+    a client: a .tc that calls require_program with one of CLIENTS."""
+    pat = re.compile(r'^\s*require_program\b.*\b(' +
+                     '|'.join(map(re.escape, CLIENTS)) + r')\b', re.M)
+    files = []
+    for t in tests:
+        if os.path.isdir(t):
+            files += [os.path.join(d, f) for d, _, fs in os.walk(t)
+                      for f in fs if f.endswith('.tc')]
+        elif os.path.isfile(t):
+            files.append(t)
+    for f in files:
+        with open(f, errors='replace') as fh:
+            if pat.search(fh.read()):
+                return True
+    return False
+
+
+def make_clients_archive(out):
+    """An archive of the clients and their libraries, appended to the
+    initramfs of the jobs that need them (30 MB unpacked: the kernel
+    unpacks it in about a second, where copying the tree in the guest
+    took minutes).  Rebuilt only when a client's package changes."""
+    paths = []
+    for c in CLIENTS:
+        p = shutil.which(c)
+        if not p:
+            sys.exit(f'error: {c} is not installed (make deps: linux-perf, trace-cmd)')
+        paths.append(p)
+    key = ' '.join(f'{p}:{os.stat(p).st_mtime_ns}' for p in paths)
+    stamp = out + '.key'
+    if os.path.exists(out) and os.path.exists(stamp):
+        with open(stamp) as f:
+            if f.read() == key:
+                return out
+    stage = tempfile.mkdtemp(prefix='fbe-clients-')
+    try:
+        for p in paths:
+            copy_with_libs(stage, p, '/usr/bin/' + os.path.basename(p))
+        if os.path.isdir(PLUGINS):
+            for f in sorted(os.listdir(PLUGINS)):
+                copy_with_libs(stage, os.path.join(PLUGINS, f),
+                               os.path.join(PLUGINS, f))
+        write_cpio_gz(stage, out + '.tmp')
+        os.replace(out + '.tmp', out)
+        with open(stamp, 'w') as f:
+            f.write(key)
+    finally:
+        shutil.rmtree(stage)
+    return out
+
+
 def make_base_initramfs(obj, out):
     """busybox, dash, init, ftracetest and the modules: what every job
     shares.  A job's own files go into a second archive appended to it
@@ -132,17 +207,9 @@ def make_base_initramfs(obj, out):
             if shutil.which(prog):
                 host_progs['usr/bin/' + prog] = shutil.which(prog)
         for dst, path in host_progs.items():
-            dst = os.path.join(stage, dst)
-            if os.path.lexists(dst):
-                os.remove(dst)
-            shutil.copy2(path, dst)
-            ldd = subprocess.run(['ldd', path], capture_output=True,
-                                 text=True).stdout
-            for lib in re.findall(r'(/\S+) \(0x', ldd):
-                dst = os.path.join(stage, lib.lstrip('/'))
-                if not os.path.exists(dst):
-                    os.makedirs(os.path.dirname(dst), exist_ok=True)
-                    shutil.copy2(os.path.realpath(lib), dst)
+            if os.path.lexists(os.path.join(stage, dst)):
+                os.remove(os.path.join(stage, dst))
+            copy_with_libs(stage, path, dst)
         shutil.copy2(os.path.join(TOP, 'guest/init'), os.path.join(stage, 'init'))
         shutil.copy2(os.path.join(TOP, 'guest/kmemleak.sh'),
                      os.path.join(stage, 'fbe/kmemleak.sh'))
@@ -214,8 +281,13 @@ def make_initramfs(obj, mode, tests, out, extra_files=(), base=None):
     if own_base:
         base = out + '.base'
         make_base_initramfs(obj, base)
+    parts = [base, job]
+    td = os.path.join(FTRACE, 'test.d')
+    if clients_needed([t if os.path.exists(t) else os.path.join(td, t)
+                       for t in tests if t != 'none']):
+        parts.insert(1, make_clients_archive(os.path.join(BUILD, 'clients.cpio.gz')))
     with open(out, 'wb') as f:
-        for part in (base, job):
+        for part in parts:
             with open(part, 'rb') as p:
                 shutil.copyfileobj(p, f)
     os.unlink(job)

@@ -193,12 +193,62 @@ static void gen_addr(struct def *d)
 		add(d, "%s", rnd(2) ? "1234" : "0xzz");
 }
 
+/* Parameters by name (BTF): each function's, and the accesses to try */
+static const char *cur_func;
+
+static const char *const params[][5] = {
+	{ "fevent_sample_call", "item", "seq", "msg", "bytes" },
+	{ "fevent_sample_bad", "item", "msg" },
+	{ "vfs_read", "file", "buf", "count", "pos" },
+	{ "vfs_write", "file", "buf", "count", "pos" },
+	{ "do_sys_openat2", "dfd", "filename", "how" },
+	{ "kernel_clone", "args" },
+};
+
+static const char *const accesses[] = {
+	"->id", "->flags", "->name", "->mac", "->inner", "->leaf", "->magic",
+	"->tag", "->label", "->small", "->value", "->f_path", ".dentry",
+	"->d_name", ".name", "->f_pos", "->f_inode", "->i_sb", "->s_type",
+	"->exit_signal", "[0]", "[1]", "[5]", "[70000]", "[x]", "[", "->",
+	".", "->nosuch", ".nosuch", "-",
+};
+
+static void gen_expr(struct def *d)
+{
+	const char *name = NULL;
+	unsigned int i, k, chain;
+
+	if (rnd(3)) {
+		gen_type(d);
+		add(d, " ");
+	}
+	for (i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
+		if (cur_func && !strcmp(cur_func, params[i][0])) {
+			for (k = 1; k < 5 && params[i][k]; k++)
+				;
+			name = params[i][1 + rnd(k - 1)];
+		}
+	}
+	if (rnd(100) < 15)
+		name = "$retval";
+	else if (!name || rnd(100) < 10)
+		name = rnd(2) ? "nosuch" : "item";
+	add(d, "%s", name);
+	chain = rnd(4);
+	for (k = 0; k < chain; k++)
+		add(d, "%s", PICK(accesses));
+}
+
 static void gen_field(struct def *d, unsigned int *n)
 {
 	unsigned int r = rnd(100), k, chain;
 
 	if (r < 6) {
 		add(d, "NULL");
+		return;
+	}
+	if (r > 75) {
+		gen_expr(d);
 		return;
 	}
 	gen_type(d);
@@ -230,7 +280,10 @@ static void gen_fevent(struct def *d)
 	static const char *const seps[] = { ", ", ",", " , ", ",  " };
 	unsigned int i, nargs, n = 0;
 
-	add(d, "%s", rnd(100) < 92 ? PICK(funcs) : PICK(bad_funcs));
+	cur_func = rnd(100) < 92 ? PICK(funcs) : PICK(bad_funcs);
+	add(d, "%s", cur_func);
+	if (rnd(100) < 15)
+		add(d, "%s", "%return");
 	add(d, rnd(10) ? "(" : " (");
 	nargs = rnd(100) < 5 ? 7 + rnd(3) : rnd(7);
 	for (i = 0; i < nargs; i++) {
@@ -305,7 +358,7 @@ static void mutate(struct def *d)
 		"NULL", "unsigned", "[", "]", "+", "(", ")", "|", ",", "0x",
 		"99999999999999999999", "-1", "string", "symbol", "x64", "char[",
 		"=", " ", "\t", "#", "\"", "\\", "0xffffffffffffffff", "[0]",
-		"+8", "u8[64]",
+		"+8", "u8[64]", "->", ".", "%return", "$retval", "[1]", "->id",
 	};
 	static const char *const pads[] = { ", int a", "[0]", "A", " ", "+8" };
 	unsigned int k, ops = 1 + rnd(4);
@@ -451,7 +504,15 @@ static int parse_line(struct target *t, const char *line, char *group,
 			return -1;
 		memcpy(func, line, e - line);
 		func[e - line] = '\0';
+		/* "func%return(...)" -> functions/func__exit */
+		p = strstr(func, "%return");
+		if (p)
+			*(char *)p = '\0';
+		if (strlen(func) + 7 > size)
+			return -1;
 		strcpy(event, func);
+		if (p)
+			strcat(event, "__exit");
 		for (p = event; *p; p++)
 			if (*p == '.')
 				*(char *)p = '_';
@@ -515,7 +576,8 @@ static void check_event(struct target *t, unsigned int iter,
 		fire(func);
 		n = read_file(TRACEFS "/trace", tracebuf, TRACE_MAX);
 		if (!strcmp(t->group, "functions"))
-			snprintf(pat, sizeof(pat), "->%s(", func);
+			snprintf(pat, sizeof(pat), "%s%s(",
+				 strstr(event, "__exit") ? "<-" : "->", func);
 		else
 			snprintf(pat, sizeof(pat), " %s: (", event);
 		/* a return probe fires when the function returns */

@@ -8,8 +8,9 @@
  * While one thread per CPU calls the traced functions continuously (the
  * sample module's fevent_sample_call() and vfs_read()), other threads:
  *
- *  - create and remove a function event on fevent_sample_call(),
- *  - enable and disable it, in the top instance and in an instance,
+ *  - create and remove a function event and an exit event (its fields
+ *    named through BTF) on fevent_sample_call(),
+ *  - enable and disable them, in the top instance and in an instance,
  *  - create and remove that instance,
  *  - read trace_pipe (top and instance) without blocking,
  *  - cycle a function event on fevent_sample_bad() and a kprobe event on
@@ -36,6 +37,7 @@
 #define KEVENTS		TRACEFS "/kprobe_events"
 #define INST		TRACEFS "/instances/fbe_stress"
 #define CALL_DEF	"fevent_sample_call(int id[0], int seq, string msg)"
+#define EXIT_DEF	"fevent_sample_call%return(item->id, seq, string msg, $retval)"
 #define BAD_DEF		"fevent_sample_bad(x64 item, int id[0], string msg)"
 #define KP_DEF		"p:kprobes/fbe_stress fevent_sample_call id=+0($arg1):s32 seq=$arg2:s32"
 
@@ -114,8 +116,13 @@ static void *definer(void *arg)
 	while (!stop) {
 		/* EEXIST: the last remove failed with EBUSY */
 		expect("create", write_str(FEVENTS, CALL_DEF), EEXIST, 0);
+		expect("create exit", write_str(FEVENTS, EXIT_DEF), EEXIST, 0);
 		usleep(rand() % 2000);
 		expect("remove", write_str(FEVENTS, "-:fevent_sample_call"),
+		       EBUSY, ENOENT, 0);
+		usleep(rand() % 1000);
+		expect("remove exit",
+		       write_str(FEVENTS, "-:fevent_sample_call__exit"),
 		       EBUSY, ENOENT, 0);
 		usleep(rand() % 1000);
 	}
@@ -128,12 +135,14 @@ static void *enabler(void *arg)
 		TRACEFS "/events/functions/fevent_sample_call/enable",
 		INST "/events/functions/fevent_sample_call/enable",
 		INST "/events/kprobes/fbe_stress/enable",
+		TRACEFS "/events/functions/fevent_sample_call__exit/enable",
+		INST "/events/functions/fevent_sample_call__exit/enable",
 	};
 	unsigned int i = 0;
 
 	(void)arg;
 	while (!stop) {
-		const char *f = files[i++ % 3];
+		const char *f = files[i++ % (sizeof(files) / sizeof(files[0]))];
 
 		/* the event or the instance may be gone, before or after open */
 		expect("enable", write_str(f, "1"), ENOENT, ENODEV, 0);
@@ -302,6 +311,8 @@ int main(int argc, char **argv)
 	/* Everything disabled: everything goes */
 	write_str(TRACEFS "/events/functions/fevent_sample_call/enable", "0");
 	write_str(INST "/events/functions/fevent_sample_call/enable", "0");
+	write_str(TRACEFS "/events/functions/fevent_sample_call__exit/enable", "0");
+	write_str(INST "/events/functions/fevent_sample_call__exit/enable", "0");
 	rmdir(INST);
 	must("final clear of function_events", clear_file(FEVENTS), 0);
 	must("final clear of kprobe_events", clear_file(KEVENTS), 0);

@@ -3,7 +3,10 @@
 # Boot parameter function_event=, run by the guest init before ftracetest.
 # make check boots with
 #   function_event="vfs_read(x64 file, NULL, size_t count);kernel_clone();
-#                   do_filp_open(int dfd, string name+0[0])"
+#                   do_filp_open(int dfd, string name+0[0]);
+#                   vfs_read%return(count, $retval)"
+# The last one names its fields through BTF and is an exit event: both
+# work from the command line.
 # Prints KTAP.
 cd /sys/kernel/tracing || exit 1
 . /fbe/boot/lib
@@ -11,7 +14,7 @@ if [ ! -e function_events ]; then
 	echo "1..0 # SKIP no function_events in this kernel"
 	exit 0
 fi
-EVENTS="vfs_read kernel_clone do_filp_open"
+EVENTS="vfs_read kernel_clone do_filp_open vfs_read__exit"
 
 defined() {
 	check "vfs_read listed" \
@@ -19,7 +22,9 @@ defined() {
 	check "kernel_clone listed" grep -qx 'kernel_clone()' function_events || return 1
 	check "do_filp_open listed" \
 		grep -qx 'do_filp_open(int dfd, string name+0\[0\])' function_events || return 1
-	check "three definitions" test "$(grep -c . function_events)" = 3 || return 1
+	check "vfs_read%return listed" \
+		grep -qxF 'vfs_read%return(count, $retval)' function_events || return 1
+	check "four definitions" test "$(grep -c . function_events)" = 4 || return 1
 }
 enabled() {
 	for e in $EVENTS; do
@@ -38,6 +43,9 @@ records() {
 	echo 1 > tracing_on
 	check "3 reads of 7 bytes by dd" \
 		test "$(grep -c 'dd-.*vfs_read(file=0x[0-9a-f]*, count=7)$' /tmp/fe.txt)" = 3 ||
+		return 1
+	check "3 returns of 7 bytes to dd" \
+		test "$(grep -c 'dd-.*<-vfs_read(count=7, retval=7)$' /tmp/fe.txt)" = 3 ||
 		return 1
 	check "a kernel_clone record" grep -q 'kernel_clone()$' /tmp/fe.txt || return 1
 	check "the open of /etc/passwd" \
