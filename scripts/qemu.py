@@ -31,6 +31,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -142,16 +143,25 @@ def clients_needed(tests):
     return False
 
 
+CLIENTS_LOCK = threading.Lock()
+
+
 def make_clients_archive(out):
     """An archive of the clients and their libraries, appended to the
     initramfs of the jobs that need them (30 MB unpacked: the kernel
     unpacks it in about a second, where copying the tree in the guest
-    took minutes).  Rebuilt only when a client's package changes."""
+    took minutes).  Rebuilt only when a client's package changes; the
+    jobs of both CPUs may ask for it at once."""
+    with CLIENTS_LOCK:
+        return _make_clients_archive(out)
+
+
+def _make_clients_archive(out):
     paths = []
     for c in CLIENTS:
         p = shutil.which(c)
         if not p:
-            sys.exit(f'error: {c} is not installed (make deps: linux-perf, trace-cmd)')
+            raise RuntimeError(f'{c} is not installed (make deps: linux-perf, trace-cmd)')
         paths.append(p)
     key = ' '.join(f'{p}:{os.stat(p).st_mtime_ns}' for p in paths)
     stamp = out + '.key'
