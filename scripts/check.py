@@ -15,13 +15,17 @@ allocation doubles a test's time under TCG); the boot and fuzz jobs,
 which drive the series' code through its error paths and races, keep it.
 
 Every job ends with a kmemleak scan, the taint flags and the whole dmesg,
-judged by qemu.judge().  The schedule is fixed before the first boot:
-the boot and fuzz jobs are placed on the least loaded CPU, longest first,
-then the ftracetest cases (config/test-weights: seconds each under TCG),
-longest first, so that every CPU has about the same work.  Each CPU runs
-its jobs one after the other; every result is printed as it arrives.
+judged by qemu.judge().  The boot and fuzz jobs are placed first, on the
+least loaded CPU, longest first; then each CPU boots one ftracetest
+guest that takes the cases from a queue shared by all of them
+(qemu.TestQueue, over a second serial port), longest first
+(config/test-weights: seconds each under TCG), a few at a time, until
+none is left: however long a case takes on the day, the CPUs finish
+together.  Every result is printed as it arrives.
 
-  check.py [--tests T ...]   only those tests, in one job
+  check.py [--tests T ...]   only those tests: cases of test.d (files or
+                             directories) from the queue on every CPU,
+                             others in one job
   check.py --only fuzz       only the fuzzer (make fuzz)
   check.py --only boot       only the boot job (boot parameters, stress, lockdown)
 """
@@ -74,6 +78,23 @@ def not_run(slow):
     return known
 
 
+def in_test_d(tests):
+    """The .tc files tests name (files or directories), relative to
+    test.d, or None if one of them is outside it."""
+    out = []
+    for t in tests:
+        p = os.path.abspath(t) if os.path.exists(t) else os.path.join(TD, t)
+        p = os.path.normpath(p)
+        if not (p == TD or p.startswith(TD + '/')) or not os.path.exists(p):
+            return None
+        if os.path.isdir(p):
+            out += sorted(os.path.relpath(os.path.join(d, f), TD)
+                          for d, _, fs in os.walk(p) for f in fs if f.endswith('.tc'))
+        else:
+            out.append(os.path.relpath(p, TD))
+    return out
+
+
 def build_guest_tools():
     out = os.path.join(BUILD, 'guest-bin')
     os.makedirs(out, exist_ok=True)
@@ -89,8 +110,9 @@ def build_guest_tools():
 
 class Job:
     def __init__(self, name, est, tests=('none',), kcmdline='', boot=(),
-                 post=(), env=(), timeout=None, last=()):
+                 post=(), env=(), timeout=None, last=(), queue=None):
         self.name, self.est, self.tests = name, est, list(tests)
+        self.queue = queue        # ftracetest cases from a shared queue
         self.kcmdline, self.boot, self.post = kcmdline, list(boot), list(post)
         # after the leak scan: what can not be undone (tests/last)
         self.last = list(last)
@@ -127,28 +149,23 @@ def plan(args, w):
         i = load.index(min(load))
         slots[i].append(j)
         load[i] += j.est + w.get('@guest', 40)
-    skipped = []
+    skipped, queue = [], None
     if args.only is None:
         tests = sorted(os.path.relpath(os.path.join(d, f), TD)
                        for d, _, fs in os.walk(TD) for f in fs if f.endswith('.tc'))
         skipped = [(t, known[t]) for t in tests if t in known]
         tests = [t for t in tests if t not in known]
-        shards = [[] for _ in range(cpus)]
-        shard_load = [0.0] * cpus
-        for t in sorted(tests, key=lambda t: -w.get(t, 10)):
-            i = load.index(min(load))
-            if not shards[i]:
-                load[i] += w.get('@guest', 40)
-            shards[i].append(t)
-            load[i] += w.get(t, 10)
-            shard_load[i] += w.get(t, 10)
+        queue = qemu.TestQueue(tests, w, cpus)
+        queue.clients = qemu.clients_needed([os.path.join(TD, t) for t in tests])
+        work = sum(queue.w.values())
+        # The CPUs share the queue: each ends at about the same time
+        end = (sum(load) + work + cpus * w.get('@guest', 40)) / cpus
         for i in range(cpus):
-            if shards[i]:
-                # the longest job first on its CPU
-                slots[i].insert(0, Job(f'ftrace{i}', shard_load[i], kcmdline='kmemleak=off',
-                                       tests=[os.path.join(TD, t) for t in sorted(shards[i])]))
-        slots = [sorted(s, key=lambda j: -j.est) for s in slots]
-    return slots, skipped, load
+            slots[i].append(Job(f'ftrace{i}', max(0, end - load[i]),
+                                kcmdline='kmemleak=off', queue=queue,
+                                timeout=max(2400, 3 * work / cpus + 600)))
+            load[i] = max(load[i], end)
+    return slots, skipped, load, queue
 
 
 def run_slot(args, jobs, base):
@@ -159,6 +176,11 @@ def run_slot(args, jobs, base):
         extra += [(b, '/fbe/last/' + os.path.basename(b)) for b in j.last]
         extra.append((os.path.join(TOP, 'tests/boot/lib'), '/fbe/boot/lib'))
         extra += [(b, '/fbe/bin/' + os.path.basename(b)) for b in args.bins]
+        if j.queue is not None and not len(j.queue):
+            say(f'[{time.time() - T0:5.0f}s] === job {j.name} not started: '
+                'the queue is empty')
+            j.verdict = qemu.Verdict()
+            continue
         say(f'[{time.time() - T0:5.0f}s] === job {j.name} starts '
             f'(about {j.est:.0f}s of tests)')
         try:
@@ -166,7 +188,7 @@ def run_slot(args, jobs, base):
                 args.obj, j.name, j.tests, ' '.join(filter(None, (j.kcmdline, args.kcmdline))),
                 extra, env, j.timeout, smp=args.smp, base=base,
                 prefix=lambda n=j.name: f'[{time.time() - T0:5.0f}s {n}]',
-                stall=args.stall)
+                stall=args.stall, queue=j.queue)
         except Exception as e:  # a harness bug must not pass as a clean job
             j.verdict = qemu.Verdict()
             j.verdict.problems.append(f'harness error: {e!r}')
@@ -204,13 +226,27 @@ def main():
     say(f'=== phase initramfs: {time.time() - t:.0f}s '
         f'({os.path.getsize(base) >> 20} MiB shared by every job)')
     w = weights()
-    if args.tests:
+    inside = in_test_d(args.tests or [])
+    if inside and len(inside) > 1 and args.jobs > 1:
+        # Cases of test.d: from the queue, on every CPU
+        queue = qemu.TestQueue(inside, w, args.jobs)
+        queue.clients = qemu.clients_needed([os.path.join(TD, t) for t in inside])
+        n = min(args.jobs, len(inside))
+        est = sum(queue.w.values()) / n
+        slots = [[Job(f'check{i}', est, queue=queue, timeout=max(2400, 3 * est + 600))]
+                 for i in range(n)]
+        skipped, load = [], [est] * n
+    elif args.tests:
         slots = [[Job('check', 0, tests=args.tests)]]
-        skipped, load = [], [0]
+        skipped, load, queue = [], [0], None
     else:
-        slots, skipped, load = plan(args, w)
+        slots, skipped, load, queue = plan(args, w)
+    if queue:
+        say(f'ftracetest: {len(queue)} cases, about {sum(queue.w.values()):.0f}s, '
+            f'from one queue')
     for i, s in enumerate(slots):
-        say(f'cpu{i}: ' + ', '.join(f'{j.name} (~{j.est:.0f}s)' for j in s) +
+        say(f'cpu{i}: ' + ', '.join(f'{j.name} (~{j.est:.0f}s'
+                                    f'{" from the queue" if j.queue else ""})' for j in s) +
             f'; about {load[i]:.0f}s')
     if args.only is None and not args.tests:
         say(f'fuzz seed {args.fuzz_seed} (FUZZ_SEED={args.fuzz_seed} reproduces it)')
@@ -237,6 +273,10 @@ def main():
                     ''.join(f'\n         {r}: {n}' + (f'  # {c}' if c else '')
                             for n, r, c in v.results if r not in ('PASS', 'XFAIL', 'SKIP')))
                 npass, nfail, nskip = npass + v.npass, nfail + v.nfail, nskip + v.nskip
+    # A case no guest took (they all died first) did not pass
+    if queue and len(queue):
+        say(f'error: {len(queue)} ftracetest cases never ran: ' + ', '.join(queue.left))
+        nfail += len(queue)
     for t, reason in skipped:
         say(f'[      SKIP] {t}  # {reason}')
     nskip += len(skipped)

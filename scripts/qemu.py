@@ -28,6 +28,7 @@ import re
 import select
 import shlex
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -263,19 +264,25 @@ def guest_test_paths(tests):
     return guest, copies
 
 
-def make_initramfs(obj, mode, tests, out, extra_files=(), base=None):
+def make_initramfs(obj, mode, tests, out, extra_files=(), base=None,
+                   clients=False):
     """The base archive (built here unless given) plus the job's own:
-    /fbe/mode, /fbe/tests and extra_files [(host, guest)].  Returns the
-    guest test paths."""
-    guest_tests, copies = guest_test_paths(tests)
+    /fbe/mode, /fbe/tests and extra_files [(host, guest)], and perf and
+    trace-cmd if a test needs them or clients is set.  tests ['@queue']:
+    the guest takes them from the host (TestQueue).  Returns the guest
+    test paths."""
+    if list(tests) == ['@queue']:
+        guest_tests, copies = ['@queue'], []
+        tests = []
+    else:
+        guest_tests, copies = guest_test_paths(tests)
     stage = tempfile.mkdtemp(prefix='fbe-job-')
     try:
         os.makedirs(os.path.join(stage, 'fbe'))
         with open(os.path.join(stage, 'fbe/mode'), 'w') as f:
             f.write(mode + '\n')
         with open(os.path.join(stage, 'fbe/tests'), 'w') as f:
-            f.write((' '.join(guest_tests) if list(tests) != ['none'] and tests
-                     else 'none') + '\n')
+            f.write((' '.join(guest_tests) if guest_tests else 'none') + '\n')
         for src, dst in list(extra_files) + copies:
             d = os.path.join(stage, dst.lstrip('/'))
             os.makedirs(os.path.dirname(d), exist_ok=True)
@@ -293,8 +300,8 @@ def make_initramfs(obj, mode, tests, out, extra_files=(), base=None):
         make_base_initramfs(obj, base)
     parts = [base, job]
     td = os.path.join(FTRACE, 'test.d')
-    if clients_needed([t if os.path.exists(t) else os.path.join(td, t)
-                       for t in tests if t != 'none']):
+    if clients or clients_needed([t if os.path.exists(t) else os.path.join(td, t)
+                                  for t in tests if t != 'none']):
         parts.insert(1, make_clients_archive(os.path.join(BUILD, 'clients.cpio.gz')))
     with open(out, 'wb') as f:
         for part in parts:
@@ -542,7 +549,7 @@ class Verdict:
         return self.nfail == 0
 
 
-def judge(lines, status='', ftracetest=True):
+def judge(lines, status='', ftracetest=True, handed=None):
     """One verdict for a guest job's console.
 
     A kernel report on the console fails the test that was running (the
@@ -551,7 +558,9 @@ def judge(lines, status='', ftracetest=True):
     flags and the whole dmesg between FBE-DMESG markers: a report there
     that the console did not show, or any taint, fails the job.  So do a
     guest that never reached init, did not finish, announced more results
-    than it gave, or ran ftracetest without its summary line."""
+    than it gave, or ran ftracetest without its summary line.  handed:
+    how many cases the guest took from a TestQueue; the summaries of its
+    ftracetest runs must count as many."""
     v = Verdict()
     console, dmesg, in_dmesg = [], [], False
     for s in lines:
@@ -601,6 +610,13 @@ def judge(lines, status='', ftracetest=True):
     if v.planned != len(v.results):
         v.problems.append(f'KTAP plans announce {v.planned} results, '
                           f'{len(v.results)} reported')
+    if handed is not None:
+        ftracetest = handed > 0
+        counted = sum(sum(map(int, re.findall(r':(\d+)', s)))
+                      for s in console if s.startswith('# Totals:'))
+        if done and counted != handed:
+            v.problems.append(f'handed {handed} ftracetest cases, '
+                              f'its summaries count {counted}')
     if ftracetest and done and not any(s.startswith('# Totals:') for s in console):
         v.problems.append('ftracetest printed no summary (# Totals:)')
     taint = [s for s in console if s.startswith('FBE-TAINT')]
@@ -678,11 +694,68 @@ def job_files(args):
     return extra
 
 
+class TestQueue:
+    """The ftracetest cases of make check, handed out to whichever guest
+    asks first, longest first (weights: seconds each), a few at a time: a
+    chunk holds about a third of what is left per CPU, or one test, so
+    that the first chunks are single long tests, the last ones a few
+    short tests (MIN_CHUNK), and the CPUs finish together however long a test takes
+    on the day.  given[job] lists what each job was handed."""
+
+    # Each ftracetest run costs 2 to 3 s of its own under TCG: the last
+    # chunks are short tests worth about this many seconds together.
+    MIN_CHUNK = 20
+
+    def __init__(self, tests, weights, ncpus):
+        self.w = {t: weights.get(t, 10) for t in tests}
+        self.left = sorted(tests, key=lambda t: (-self.w[t], t))
+        self.ncpus = max(1, ncpus)
+        self.given = {}
+        self.clients = False      # give every guest perf and trace-cmd
+        self.lock = threading.Lock()
+
+    def take(self, job):
+        with self.lock:
+            target = max(sum(self.w[t] for t in self.left) / (3 * self.ncpus),
+                         self.MIN_CHUNK)
+            chunk, load = [], 0
+            while self.left and (not chunk or load + self.w[self.left[0]] <= target):
+                chunk.append(self.left.pop(0))
+                load += self.w[chunk[-1]]
+            self.given.setdefault(job, []).extend(chunk)
+            return chunk
+
+    def __len__(self):
+        with self.lock:
+            return len(self.left)
+
+
+def serve_queue(srv, queue, job, say):
+    """Answer a guest's "next" on its second serial port with a line of
+    test paths from queue, or "done"."""
+    try:
+        conn, _ = srv.accept()
+    except OSError:
+        return
+    with conn, conn.makefile('rwb') as f:
+        for raw in f:
+            if raw.strip() != b'next':
+                continue
+            chunk = queue.take(job)
+            if chunk:
+                say(f'{job} takes {len(chunk)}: ' + ', '.join(chunk) +
+                    f' ({len(queue)} left)')
+            f.write((' '.join('/ftrace/test.d/' + t for t in chunk) or 'done').encode() +
+                    b'\n')
+            f.flush()
+
+
 def run_job(obj, name, tests, kcmdline='', extra=(), env=(), timeout=1800,
             smp=2, mem=2048, base=None, prefix=None,
-            stall=1200):
+            stall=1200, queue=None):
     """Build the job's initramfs, boot it, stream its results, judge it.
-    Returns (verdict, seconds)."""
+    With a TestQueue instead of tests, the guest takes its tests from
+    the queue as it goes (serve_queue()).  Returns (verdict, seconds)."""
     os.makedirs(LOGS, exist_ok=True)
     initrd = os.path.join(BUILD, f'initramfs-{name}-{os.getpid()}.cpio.gz')
     extra = list(extra)
@@ -695,10 +768,27 @@ def run_job(obj, name, tests, kcmdline='', extra=(), env=(), timeout=1800,
                 f.write(f'{k}={shlex.quote(v)}\n')
         extra.append((envfile, '/fbe/env'))
     try:
-        make_initramfs(obj, 'check', tests, initrd, extra, base=base)
+        if queue is not None:
+            tests = ['@queue']
+        make_initramfs(obj, 'check', tests, initrd, extra, base=base,
+                       clients=queue is not None and queue.clients)
     finally:
         if envfile:
             os.unlink(envfile)
+    extra_qemu, srv, sockdir = [], None, None
+    if queue is not None:
+        sockdir = tempfile.mkdtemp(prefix='fbe-queue-')
+        sock = os.path.join(sockdir, 'queue')
+        srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        srv.bind(sock)
+        srv.listen(1)
+        srv.settimeout(timeout)
+        # ttyS1; naming the console's port too keeps it ttyS0
+        extra_qemu = ['-chardev', f'socket,id=queue,path={sock}',
+                      '-serial', 'mon:stdio', '-serial', 'chardev:queue']
+        threading.Thread(target=serve_queue, daemon=True,
+                         args=(srv, queue, name,
+                               lambda m: log(f'{prefix()} {m}'))).start()
     logpath = os.path.join(LOGS, f'console-{name}.log')
     start = time.time()
     prefix = prefix or (lambda: f'[{name} {time.time() - start:4.0f}s]')
@@ -718,16 +808,26 @@ def run_job(obj, name, tests, kcmdline='', extra=(), env=(), timeout=1800,
     cmdline = cmdline_for(kcmdline)
     accel = 'kvm' if kvm_usable() else 'tcg'
     log(f'{prefix()} $ ' + ' '.join(shlex.quote(c) for c in
-                                     qemu_cmd(obj, initrd, accel, cmdline, smp, mem)))
-    lines, status = boot(obj, initrd, cmdline, logpath, timeout, smp=smp,
-                         mem=mem, on_line=on_line, quiet=True, stall=stall)
+                                     qemu_cmd(obj, initrd, accel, cmdline, smp, mem) +
+                                     extra_qemu))
+    try:
+        lines, status = boot(obj, initrd, cmdline, logpath, timeout, smp=smp,
+                             mem=mem, on_line=on_line, quiet=True, stall=stall,
+                             extra_qemu=extra_qemu)
+    finally:
+        if srv:
+            srv.close()
+            shutil.rmtree(sockdir)
     elapsed = time.time() - start
     os.unlink(initrd)
     # What each result took, for config/test-weights
     with open(os.path.join(LOGS, f'test-times-{name}'), 'w') as f:
         for test, secs in times:
             f.write(f'{secs:7.1f} {test}\n')
-    v = judge(lines, status, ftracetest=bool(tests) and list(tests) != ['none'])
+    if queue is not None:
+        v = judge(lines, status, handed=len(queue.given.get(name, [])))
+    else:
+        v = judge(lines, status, ftracetest=bool(tests) and list(tests) != ['none'])
     report(name, lines, v, logpath)
     return v, elapsed
 

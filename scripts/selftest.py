@@ -110,6 +110,22 @@ CASES = [
      CLEAN[:-1] + ['FBE-DONE rc=1'], '', 'rc=1'),
 ]
 
+# A guest fed from the queue: two ftracetest runs of 2 cases, then 1
+QUEUED = INIT + ['TAP version 13', '1..2', 'ok 1 Basic trace file check',
+                 'ok 2 Function event - add and remove',
+                 '# Totals: pass:2 fail:0 xfail:0 xpass:0 skip:0 error:0',
+                 'TAP version 13', '1..1', 'ok 1 Function event - unsupported thing # SKIP',
+                 '# Totals: pass:0 fail:0 xfail:0 xpass:0 skip:1 error:0'] + LEAKS + END
+# (name, console, cases handed, what the verdict must name)
+QUEUE_CASES = [
+    ('a queued case that never reported', QUEUED, 4, 'handed 4'),
+    ('a queued guest without its last summary', QUEUED[:QUEUED.index(
+        '# Totals: pass:0 fail:0 xfail:0 xpass:0 skip:1 error:0')] + LEAKS + END, 3, 'handed 3'),
+    ('a queued guest that crashed in its second run',
+     QUEUED[:QUEUED.index('ok 1 Function event - unsupported thing # SKIP')],
+     3, 'did not finish'),
+]
+
 
 ORC = '[  384.0] WARNING: stack going in the wrong direction? at return_to_handler+0x46/0x4d'
 
@@ -117,7 +133,7 @@ ORC = '[  384.0] WARNING: stack going in the wrong direction? at return_to_handl
 def main():
     n = fail = 0
     print('TAP version 13')
-    print(f'1..{len(CASES) + 4}')
+    print(f'1..{len(CASES) + len(QUEUE_CASES) + 6}')
 
     def result(ok, desc, why=''):
         nonlocal n, fail
@@ -143,6 +159,26 @@ def main():
                                       if r not in ('PASS', 'XFAIL', 'SKIP')])
         good = not v.ok and v.nfail > 0 and must in text
         result(good, f'{desc} fails the run', f'ok={v.ok}, said: {text!r}')
+    v = qemu.judge(QUEUED, handed=3)
+    result(v.ok and (v.npass, v.nskip) == (3, 1), 'a queued guest that ran what it took passes',
+           f'{v.problems}')
+    for desc, lines, handed, must in QUEUE_CASES:
+        v = qemu.judge(lines, '', handed=handed)
+        text = ' '.join(v.problems)
+        result(not v.ok and must in text, f'{desc} fails the run', f'said: {text!r}')
+    # The queue hands out every case once, longest first, the last ones small
+    w = {'a': 400, 'b': 300, 'c': 100, 'd': 10, 'e': 10, 'f': 10, 'g': 5}
+    q = qemu.TestQueue(list(w), w, 2)
+    chunks = []
+    while True:
+        c = q.take(f'ftrace{len(chunks) % 2}')
+        if not c:
+            break
+        chunks.append(c)
+    got = sorted(t for c in chunks for t in c)
+    result(got == sorted(w) and chunks[0] == ['a'] and len(chunks[-1]) <= 2 and
+           sum(map(len, q.given.values())) == len(w),
+           'the test queue hands out every case once, longest first', str(chunks))
     print(f'{n - fail} passed, {fail} failed')
     return 1 if fail else 0
 
