@@ -615,7 +615,7 @@ def judge(lines, status='', ftracetest=True, handed=None):
         counted = sum(sum(map(int, re.findall(r':(\d+)', s)))
                       for s in console if s.startswith('# Totals:'))
         if done and counted != handed:
-            v.problems.append(f'handed {handed} ftracetest cases, '
+            v.problems.append(f'handed ftracetest cases for {handed} results, '
                               f'its summaries count {counted}')
     if ftracetest and done and not any(s.startswith('# Totals:') for s in console):
         v.problems.append('ftracetest printed no summary (# Totals:)')
@@ -694,6 +694,15 @@ def job_files(args):
     return extra
 
 
+def read_test(t):
+    """The text of test.d/t, or '' if there is no such file."""
+    try:
+        with open(os.path.join(FTRACE, 'test.d', t)) as f:
+            return f.read()
+    except OSError:
+        return ''
+
+
 class TestQueue:
     """The ftracetest cases of make check, handed out to whichever guest
     asks first, longest first (weights: seconds each), a few at a time: a
@@ -708,6 +717,10 @@ class TestQueue:
 
     def __init__(self, tests, weights, ncpus):
         self.w = {t: weights.get(t, 10) for t in tests}
+        # ftracetest runs a case with "# flags: instance" twice, the
+        # second time in an instance: two results
+        self.nres = {t: 1 + bool(re.search(r'^#.*flags:.*instance',
+                                           read_test(t), re.M)) for t in tests}
         self.left = sorted(tests, key=lambda t: (-self.w[t], t))
         self.ncpus = max(1, ncpus)
         self.given = {}
@@ -724,6 +737,11 @@ class TestQueue:
                 load += self.w[chunk[-1]]
             self.given.setdefault(job, []).extend(chunk)
             return chunk
+
+    def results(self, job):
+        """How many results the cases handed to job report."""
+        with self.lock:
+            return sum(self.nres[t] for t in self.given.get(job, []))
 
     def __len__(self):
         with self.lock:
@@ -825,7 +843,7 @@ def run_job(obj, name, tests, kcmdline='', extra=(), env=(), timeout=1800,
         for test, secs in times:
             f.write(f'{secs:7.1f} {test}\n')
     if queue is not None:
-        v = judge(lines, status, handed=len(queue.given.get(name, [])))
+        v = judge(lines, status, handed=queue.results(name))
     else:
         v = judge(lines, status, ftracetest=bool(tests) and list(tests) != ['none'])
     report(name, lines, v, logpath)

@@ -118,9 +118,10 @@ QUEUED = INIT + ['TAP version 13', '1..2', 'ok 1 Basic trace file check',
                  '# Totals: pass:0 fail:0 xfail:0 xpass:0 skip:1 error:0'] + LEAKS + END
 # (name, console, cases handed, what the verdict must name)
 QUEUE_CASES = [
-    ('a queued case that never reported', QUEUED, 4, 'handed 4'),
+    ('a queued case that never reported', QUEUED, 4, 'for 4 results'),
     ('a queued guest without its last summary', QUEUED[:QUEUED.index(
-        '# Totals: pass:0 fail:0 xfail:0 xpass:0 skip:1 error:0')] + LEAKS + END, 3, 'handed 3'),
+        '# Totals: pass:0 fail:0 xfail:0 xpass:0 skip:1 error:0')] + LEAKS + END, 3,
+     'for 3 results'),
     ('a queued guest that crashed in its second run',
      QUEUED[:QUEUED.index('ok 1 Function event - unsupported thing # SKIP')],
      3, 'did not finish'),
