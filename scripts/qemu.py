@@ -370,7 +370,7 @@ def qemu_cmd(obj, initrd, accel, cmdline, smp, mem):
 # Under KVM the kernel's first line comes within a second or two; on the
 # hosts where KVM is broken, QEMU aborts at once or the guest never
 # prints a kernel line.
-KVM_FIRST_LINE = 20
+KVM_FIRST_LINE = 10
 
 
 def boot(obj, initrd, cmdline, logpath, timeout, smp=2, mem=2048,
