@@ -37,6 +37,32 @@ fi
 kmake() { make -s -C "$TREE" O="$obj" CC="$cc" LOCALVERSION= "${kasan[@]}" "$@"; }
 
 t0=$(date +%s)
+# The kernel cache: the kernel make check boots, kept by what it is built
+# from (the tree build/linux holds, the fragments, this script, the
+# compiler and pahole), for a second run of the same series, as in CI.
+# Builds from a tree with uncommitted changes, or into another directory,
+# are not kept.  FBE_KERNEL_CACHE=0 builds anyway.
+kcache_key() {
+	[ "$obj" = "$(realpath -m "$BUILD/obj")" ] && [ "${FBE_KERNEL_CACHE:-1}" != 0 ] &&
+		[ -z "$(git -C "$TREE" status --porcelain --untracked-files=no)" ] || return 1
+	{ git -C "$TREE" rev-parse 'HEAD^{tree}'; cat "${frags[@]}" "$TOP/config/kasan-scope" "$0"
+	  gcc --version; pahole --version; } | sha256sum | cut -c1-16
+}
+kcache=
+if key=$(kcache_key); then
+	kcache=$CACHE/kernels/$key
+	if [ -f "$kcache/done" ]; then
+		rm -rf "$obj/modinst"
+		mkdir -p "$obj/arch/x86/boot"
+		cp "$kcache/bzImage" "$obj/arch/x86/boot/bzImage"
+		cp -a "$kcache/modinst" "$obj/modinst"
+		cp "$kcache/config" "$obj/.config"
+		touch "$kcache/done"
+		phase_done "${PHASE:-build}" "$t0"
+		say "=== phase ${PHASE:-build}: $(( $(date +%s) - t0 ))s, $(cat "$kcache/release"): from the kernel cache (${kcache#"$HOME"/}: this tree, config and compiler, built $(cat "$kcache/built"))"
+		exit 0
+	fi
+fi
 # Regenerate the config only when a fragment changed.
 want=$(cat "${frags[@]}" | sha256sum | cut -d' ' -f1)
 if [ ! -f "$obj/.config" ] || [ "$(cat "$obj/.fragments" 2>/dev/null)" != "$want" ]; then
@@ -88,6 +114,21 @@ for f in $series_files; do
 done
 rm -rf "$obj/modinst"
 kmake INSTALL_MOD_PATH="$obj/modinst" INSTALL_MOD_STRIP=1 modules_install >/dev/null
+if [ -n "$kcache" ] && [ "$(kcache_key)" = "$key" ]; then
+	tmp=$CACHE/kernels/.tmp-$$
+	rm -rf "$tmp" "$kcache"
+	mkdir -p "$tmp"
+	cp "$obj/arch/x86/boot/bzImage" "$tmp/bzImage"
+	cp -a "$obj/modinst" "$tmp/modinst"
+	cp "$obj/.config" "$tmp/config"
+	kmake -s kernelrelease > "$tmp/release"
+	date -u '+%F %T UTC' > "$tmp/built"
+	touch "$tmp/done"
+	mv "$tmp" "$kcache"
+	# The three used last
+	find "$CACHE/kernels" -mindepth 2 -maxdepth 2 -name done -printf '%T@ %h\n' |
+		sort -rn | tail -n +4 | cut -d' ' -f2- | xargs -r rm -rf
+fi
 phase_done "${PHASE:-build}" "$t0"
 say "=== phase ${PHASE:-build}: $(( $(date +%s) - t0 ))s, $(kmake -s kernelrelease); ccache: $(ccache -s 2>/dev/null |
 	awk '/^ *Hits:/ && !h {h=$0} /^ *Misses:/ && !m {m=$0} END {gsub(/  +/, " ", h); gsub(/  +/, " ", m); print h ";" m}')"
