@@ -156,7 +156,6 @@ def plan(args, w):
         skipped = [(t, known[t]) for t in tests if t in known]
         tests = [t for t in tests if t not in known]
         queue = qemu.TestQueue(tests, w, cpus)
-        queue.clients = qemu.clients_needed([os.path.join(TD, t) for t in tests])
         work = sum(queue.w.values())
         # The CPUs share the queue: each ends at about the same time
         end = (sum(load) + work + cpus * w.get('@guest', 40)) / cpus
@@ -230,7 +229,6 @@ def main():
     if inside and len(inside) > 1 and args.jobs > 1:
         # Cases of test.d: from the queue, on every CPU
         queue = qemu.TestQueue(inside, w, args.jobs)
-        queue.clients = qemu.clients_needed([os.path.join(TD, t) for t in inside])
         n = min(args.jobs, len(inside))
         est = sum(queue.w.values()) / n
         slots = [[Job(f'check{i}', est, queue=queue, timeout=max(2400, 3 * est + 600))]

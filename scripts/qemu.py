@@ -559,7 +559,8 @@ def judge(lines, status='', ftracetest=True, handed=None):
     that the console did not show, or any taint, fails the job.  So do a
     guest that never reached init, did not finish, announced more results
     than it gave, or ran ftracetest without its summary line.  handed:
-    how many cases the guest took from a TestQueue; the summaries of its
+    how many results the cases the guest took from a TestQueue give (a
+    case with "# flags: instance" gives two); the summaries of its
     ftracetest runs must count as many."""
     v = Verdict()
     console, dmesg, in_dmesg = [], [], False
@@ -704,12 +705,13 @@ def read_test(t):
 
 
 class TestQueue:
-    """The ftracetest cases of make check, handed out to whichever guest
-    asks first, longest first (weights: seconds each), a few at a time: a
-    chunk holds about a third of what is left per CPU, or one test, so
-    that the first chunks are single long tests, the last ones a few
-    short tests (MIN_CHUNK), and the CPUs finish together however long a test takes
-    on the day.  given[job] lists what each job was handed."""
+    """The ftracetest cases of make check (paths in test.d), handed out
+    to whichever guest asks first, longest first (weights: seconds each),
+    a few at a time: a chunk holds about a third of what is left per CPU,
+    or one case, so that the first chunks are single long cases, the
+    last ones a few short ones (MIN_CHUNK), and the CPUs finish together
+    however long a case takes on the day.  given[job] lists what each job
+    was handed; clients tells whether a case needs perf or trace-cmd."""
 
     # Each ftracetest run costs 2 to 3 s of its own under TCG: the last
     # chunks are short tests worth about this many seconds together.
@@ -724,7 +726,7 @@ class TestQueue:
         self.left = sorted(tests, key=lambda t: (-self.w[t], t))
         self.ncpus = max(1, ncpus)
         self.given = {}
-        self.clients = False      # give every guest perf and trace-cmd
+        self.clients = clients_needed([os.path.join(FTRACE, 'test.d', t) for t in tests])
         self.lock = threading.Lock()
 
     def take(self, job):
