@@ -752,22 +752,26 @@ class TestQueue:
 
 def serve_queue(srv, queue, job, say):
     """Answer a guest's "next" on its second serial port with a line of
-    test paths from queue, or "done"."""
-    try:
-        conn, _ = srv.accept()
-    except OSError:
-        return
-    with conn, conn.makefile('rwb') as f:
-        for raw in f:
-            if raw.strip() != b'next':
-                continue
-            chunk = queue.take(job)
-            if chunk:
-                say(f'{job} takes {len(chunk)}: ' + ', '.join(chunk) +
-                    f' ({len(queue)} left)')
-            f.write((' '.join('/ftrace/test.d/' + t for t in chunk) or 'done').encode() +
-                    b'\n')
-            f.flush()
+    test paths from queue, or "done".  Every QEMU that boot() starts for
+    the job connects in turn (a KVM guest that does not come up is
+    followed by a TCG one), so it serves one connection after another
+    until run_job() closes srv."""
+    while True:
+        try:
+            conn, _ = srv.accept()
+        except OSError:
+            return
+        with conn, conn.makefile('rwb') as f:
+            for raw in f:
+                if raw.strip() != b'next':
+                    continue
+                chunk = queue.take(job)
+                if chunk:
+                    say(f'{job} takes {len(chunk)}: ' + ', '.join(chunk) +
+                        f' ({len(queue)} left)')
+                f.write((' '.join('/ftrace/test.d/' + t for t in chunk) or
+                         'done').encode() + b'\n')
+                f.flush()
 
 
 def run_job(obj, name, tests, kcmdline='', extra=(), env=(), timeout=1800,

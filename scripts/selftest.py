@@ -9,7 +9,11 @@ Part of make check; prints KTAP and "N passed, N failed".
 """
 
 import os
+import shutil
+import socket
 import sys
+import tempfile
+import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import qemu  # noqa: E402
@@ -131,10 +135,34 @@ QUEUE_CASES = [
 ORC = '[  384.0] WARNING: stack going in the wrong direction? at return_to_handler+0x46/0x4d'
 
 
+def queue_after_reconnect():
+    """What serve_queue() answers a second connection's "next"."""
+    sockdir = tempfile.mkdtemp(prefix='fbe-selftest-')
+    path = os.path.join(sockdir, 'queue')
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        srv.bind(path)
+        srv.listen(1)
+        srv.settimeout(10)
+        q = qemu.TestQueue(['a'], {'a': 10}, 1)
+        threading.Thread(target=qemu.serve_queue, daemon=True,
+                         args=(srv, q, 'job', lambda m: None)).start()
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as first:
+            first.connect(path)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as second:
+            second.settimeout(5)
+            second.connect(path)
+            second.sendall(b'next\n')
+            return second.makefile('rb').readline().decode().strip()
+    finally:
+        srv.close()
+        shutil.rmtree(sockdir)
+
+
 def main():
     n = fail = 0
     print('TAP version 13')
-    print(f'1..{len(CASES) + len(QUEUE_CASES) + 6}')
+    print(f'1..{len(CASES) + len(QUEUE_CASES) + 7}')
 
     def result(ok, desc, why=''):
         nonlocal n, fail
@@ -180,6 +208,15 @@ def main():
     result(got == sorted(w) and chunks[0] == ['a'] and len(chunks[-1]) <= 2 and
            sum(map(len, q.given.values())) == len(w),
            'the test queue hands out every case once, longest first', str(chunks))
+    # A QEMU that goes away (a KVM guest that did not come up) leaves the
+    # queue to the next one boot() starts for the job
+    said = ''
+    try:
+        said = queue_after_reconnect()
+    except OSError as e:
+        said = repr(e)
+    result(said == '/ftrace/test.d/a', 'the queue answers the QEMU that replaces a failed one',
+           f'said: {said!r}')
     print(f'{n - fail} passed, {fail} failed')
     return 1 if fail else 0
 
