@@ -25,6 +25,10 @@ defined() {
 	check "vfs_read%return listed" \
 		grep -qxF 'vfs_read%return(count, $retval)' function_events || return 1
 	check "four definitions" test "$(grep -c . function_events)" = 4 || return 1
+	# an event added while tracefs was set up could get none (patch 1)
+	for e in $EVENTS; do
+		check "the directory of $e" test -f events/functions/$e/enable || return 1
+	done
 }
 enabled() {
 	for e in $EVENTS; do
