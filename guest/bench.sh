@@ -219,9 +219,15 @@ phase fevent define-all 'echo "$fn()" >> function_events'
 t0=$(ms)
 echo > function_events
 echo "CREATE fevent remove-all $total $(( $(ms) - t0 ))"
+# Never enabled: removal without the buffer reset (and its grace period)
+# that removing an event which was enabled costs both kinds
+phase fevent define-never-enabled 'echo "$fn()" >> function_events'
+phase fevent remove-never-enabled 'echo "-:$fn" >> function_events'
 phase kprobe define 'echo "p:kprobes/c$i $fn" >> kprobe_events'
 phase kprobe enable 'echo 1 > events/kprobes/c$i/enable'
 phase kprobe disable 'echo 0 > events/kprobes/c$i/enable'
 phase kprobe remove 'echo "-:kprobes/c$i" >> kprobe_events'
+phase kprobe define-never-enabled 'echo "p:kprobes/c$i $fn" >> kprobe_events'
+phase kprobe remove-never-enabled 'echo "-:kprobes/c$i" >> kprobe_events'
 echo 1 > tracing_on
 echo "BENCH-DONE"

@@ -275,6 +275,15 @@ def main():
             if ('fevent', 'remove-all') in create:
                 print(f'  fevent   removed at once (echo > function_events): '
                       f'{create[("fevent", "remove-all")][1]}')
+            never = [create.get((kind, 'remove-never-enabled'), (0, 0))[1]
+                     for kind in ('fevent', 'kprobe')]
+            if any(never):
+                # What "remove" costs beyond the buffer reset that both
+                # kinds wait for when the event was ever enabled
+                print(f'  removed never enabled (no buffer reset): fevent '
+                      f'{never[0]}  kprobe {never[1]}')
+            for row in creates[-2:]:
+                row.append(create.get((row[1], 'remove-never-enabled'), (0, 0))[1])
             if mode == 'icount':
                 ok_create = create_targets(create)
                 rc = rc if ok_create else 1
@@ -289,7 +298,8 @@ def main():
         w.writerows(all_rows)
     with open(os.path.join(OUT, 'create.csv'), 'w', newline='') as f:
         w = csv.writer(f)
-        w.writerow(['mode', 'kind', 'define_ms', 'enable_ms', 'disable_ms', 'remove_ms'])
+        w.writerow(['mode', 'kind', 'define_ms', 'enable_ms', 'disable_ms', 'remove_ms',
+                    'remove_never_enabled_ms'])
         w.writerows(creates)
     plot(all_rows, os.path.join(OUT, 'bench.png'))
     print(f'csv: build/bench/bench.csv, build/bench/create.csv; '
