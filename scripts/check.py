@@ -217,6 +217,11 @@ def main():
                     help='a guest silent this long is hung')
     ap.add_argument('--summary', default=os.path.join(BUILD, 'summary'))
     args = ap.parse_args()
+    missing = qemu.missing_tests(args.tests or [])
+    if missing:
+        # before any guest: a job with nothing to run would pass nothing
+        sys.exit(f'error: no such test: {" ".join(missing)} (give paths inside '
+                 f'{os.path.relpath(TD, TOP)}, relative to it, or paths on disk)')
     os.makedirs(LOGS, exist_ok=True)
     t = time.time()
     args.bins = build_guest_tools()

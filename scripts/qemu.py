@@ -241,6 +241,14 @@ def make_base_initramfs(obj, out):
         shutil.rmtree(stage)
 
 
+def missing_tests(tests):
+    """The test arguments that name nothing: neither a path on disk nor
+    one relative to test.d."""
+    td = os.path.join(FTRACE, 'test.d')
+    return [t for t in tests if t != 'none' and not os.path.exists(t) and
+            not os.path.exists(os.path.join(td, t))]
+
+
 def guest_test_paths(tests):
     """Map test arguments to guest paths; the ones outside test.d are
     returned as (host path, guest path) to copy into test.d/ext/, where
@@ -254,7 +262,7 @@ def guest_test_paths(tests):
         if not os.path.exists(p) and os.path.exists(os.path.join(td, t)):
             p = os.path.join(td, t)
         if not os.path.exists(p):
-            sys.exit(f'error: no such test: {t}')
+            raise ValueError(f'no such test: {t}')
         if p == td or p.startswith(td + '/'):
             guest.append('/ftrace/test.d' + p[len(td):])
             continue

@@ -162,7 +162,7 @@ def queue_after_reconnect():
 def main():
     n = fail = 0
     print('TAP version 13')
-    print(f'1..{len(CASES) + len(QUEUE_CASES) + 7}')
+    print(f'1..{len(CASES) + len(QUEUE_CASES) + 8}')
 
     def result(ok, desc, why=''):
         nonlocal n, fail
@@ -217,6 +217,15 @@ def main():
         said = repr(e)
     result(said == '/ftrace/test.d/a', 'the queue answers the QEMU that replaces a failed one',
            f'said: {said!r}')
+    # A test named by a path that is not there is refused before any guest
+    here = os.path.abspath(__file__)
+    td = os.path.join(qemu.FTRACE, 'test.d')
+    known = next((os.path.relpath(os.path.join(d, f), td) for d, _, fs in os.walk(td)
+                  for f in sorted(fs) if f.endswith('.tc')), None)
+    bad = ['test.d/dynevent/fevent_btf.tc', '/nonexistent/x.tc']
+    got = qemu.missing_tests([here, 'none'] + ([known] if known else []) + bad)
+    result(got == bad and known is not None,
+           'a test path that names nothing is refused', f'missing {got}, known {known}')
     print(f'{n - fail} passed, {fail} failed')
     return 1 if fail else 0
 
