@@ -45,7 +45,8 @@ TD = os.path.join(qemu.FTRACE, 'test.d')
 BOOT_CMDLINE = ('kprobe_event=p:kprobes/boot_probe,vfs_read '
                 'function_event="vfs_read(x64 file, NULL, size_t count);'
                 'kernel_clone();do_filp_open(int dfd, string name+0[0]);'
-                'vfs_read%return(count, $retval)"')
+                'vfs_read%return(count, $retval)" '
+                'trace_instance=boot_inst')
 T0 = time.time()
 print_lock = threading.Lock()
 

@@ -4,7 +4,7 @@
 # make check boots with
 #   function_event="vfs_read(x64 file, NULL, size_t count);kernel_clone();
 #                   do_filp_open(int dfd, string name+0[0]);
-#                   vfs_read%return(count, $retval)"
+#                   vfs_read%return(count, $retval)" trace_instance=boot_inst
 # The last one names its fields through BTF and is an exit event: both
 # work from the command line.
 # Prints KTAP.
@@ -28,6 +28,13 @@ defined() {
 	# an event added while tracefs was set up could get none (patch 1)
 	for e in $EVENTS; do
 		check "the directory of $e" test -f events/functions/$e/enable || return 1
+	done
+}
+# trace_instance=boot_inst: see kprobe_event.sh
+instance() {
+	for e in $EVENTS; do
+		check "the directory of $e in the instance" \
+			test -f instances/boot_inst/events/functions/$e/enable || return 1
 	done
 }
 enabled() {
@@ -66,8 +73,9 @@ removable() {
 	check "directories gone" test ! -d events/functions/vfs_read || return 1
 }
 
-echo "1..4"
+echo "1..5"
 t "function_event= defines the events" defined
+t "a boot instance has the function_event= events" instance
 t "function_event= enables the events" enabled
 t "the boot-time function events record" records
 t "the boot-time function events can be removed" removable

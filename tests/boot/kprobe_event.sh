@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Boot-parameter tests, run by the guest init before ftracetest (which
 # would clear the events first).  make check boots with
-#   kprobe_event=p:kprobes/boot_probe,vfs_read
+#   kprobe_event=p:kprobes/boot_probe,vfs_read trace_instance=boot_inst
 # Prints KTAP.
 cd /sys/kernel/tracing || exit 1
 . /fbe/boot/lib
@@ -11,6 +11,16 @@ defined() {
 	check "listed" grep -qx 'p:kprobes/boot_probe vfs_read' kprobe_events || return 1
 	# an event added while tracefs was set up could get none (patch 1)
 	check "its directory" test -f events/kprobes/boot_probe/enable || return 1
+}
+# An instance made at boot gets its event directories after the events
+# added at boot: one added before must get its directory then, without
+# a "Failed to create system directory" on the way (patch 1)
+instance() {
+	check "its directory in the instance" \
+		test -f instances/boot_inst/events/kprobes/boot_probe/enable || return 1
+	if dmesg | grep 'Failed to create system directory'; then
+		return 1
+	fi
 }
 enabled() {
 	check "enabled" test "$(cat events/kprobes/boot_probe/enable)" = 1 || return 1
@@ -35,8 +45,9 @@ removable() {
 	check "directory gone" test ! -d events/kprobes/boot_probe || return 1
 }
 
-echo "1..4"
+echo "1..5"
 t "kprobe_event= defines the event" defined
+t "a boot instance has the kprobe_event= event" instance
 t "kprobe_event= enables the event" enabled
 t "the boot-time kprobe event records" records
 t "the boot-time kprobe event can be removed" removable
