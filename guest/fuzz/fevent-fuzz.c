@@ -504,6 +504,10 @@ static int parse_line(struct target *t, const char *line, char *group,
 			return -1;
 		memcpy(func, line, e - line);
 		func[e - line] = '\0';
+		/* a function of a module is listed as "module:func(...)" */
+		p = strchr(func, ':');
+		if (p)
+			memmove(func, p + 1, strlen(p));
 		/* "func%return(...)" -> functions/func__exit */
 		p = strstr(func, "%return");
 		if (p)
@@ -740,6 +744,13 @@ static void report(struct target *t, double secs, int num)
 	for (i = 0; i < 256; i++)
 		if (t->errnos[i])
 			printf(" %s=%u", strerror(i), t->errnos[i]);
+	/* A run that defined, fired or wrote back nothing tested nothing */
+	if (t->strict && t->writes && (!t->events || !t->fired || !t->roundtrips)) {
+		printf("\n# fuzz %s: %u events, %u fired, %u round trips: "
+		       "the run tested nothing", t->name, t->events, t->fired,
+		       t->roundtrips);
+		t->anomalies++;
+	}
 	printf("\n%s %d fuzz %s\n", t->anomalies ? "not ok" : "ok", num, t->name);
 	fflush(stdout);
 }

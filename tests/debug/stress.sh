@@ -8,5 +8,6 @@ if ! modprobe fevent-sample; then
 fi
 /fbe/bin/fevent-stress -t "${STRESS_SECS:-60}"
 rc=$?
-rmmod fevent_sample 2>/dev/null
+# A reference the events left on the module keeps it: that fails the run
+rmmod fevent_sample || { echo "# rmmod fevent_sample failed"; rc=1; }
 exit $rc
