@@ -38,7 +38,7 @@
 #define INST		TRACEFS "/instances/fbe_stress"
 #define CALL_DEF	"fevent_sample_call(int id[0], int seq, string msg)"
 #define EXIT_DEF	"fevent_sample_call%return(item->id, seq, string msg, $retval)"
-#define BAD_DEF		"fevent_sample_bad(x64 item, int id[0], string msg)"
+#define BAD_DEF		"fevent_sample_bad(x64 item | int id[0], string msg)"
 #define KP_DEF		"p:kprobes/fbe_stress fevent_sample_call id=+0($arg1):s32 seq=$arg2:s32"
 
 static atomic_int stop;
