@@ -45,7 +45,8 @@ TD = os.path.join(qemu.FTRACE, 'test.d')
 BOOT_CMDLINE = ('kprobe_event=p:kprobes/boot_probe,vfs_read '
                 'function_event="vfs_read(x64 file, NULL, size_t count);'
                 'kernel_clone();do_filp_open(int dfd, string name+0[0]);'
-                'vfs_read%return(count, $retval)" '
+                'vfs_read%return(count, string container_of(file->f_inode, '
+                'struct proc_inode, vfs_inode)->pde->name, $retval)" '
                 'trace_instance=boot_inst')
 T0 = time.time()
 print_lock = threading.Lock()
@@ -175,6 +176,8 @@ def run_slot(args, jobs, base):
         extra += [(b, '/fbe/post/' + os.path.basename(b)) for b in j.post]
         extra += [(b, '/fbe/last/' + os.path.basename(b)) for b in j.last]
         extra.append((os.path.join(TOP, 'tests/boot/lib'), '/fbe/boot/lib'))
+        # make run's demo, which tests/boot/demo.sh runs
+        extra.append((os.path.join(TOP, 'guest/demo'), '/fbe/demo'))
         extra += [(b, '/fbe/bin/' + os.path.basename(b)) for b in args.bins]
         if j.queue is not None and not len(j.queue):
             say(f'[{time.time() - T0:5.0f}s] === job {j.name} not started: '

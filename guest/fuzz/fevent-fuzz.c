@@ -213,14 +213,41 @@ static const char *const accesses[] = {
 	".", "->nosuch", ".nosuch", "-",
 };
 
-static void gen_expr(struct def *d)
+/* C casts and container_of(): the structures and members to try */
+static const char *const structs[] = {
+	"seq_file", "file", "inode", "proc_inode", "dentry", "fevent_sample_item",
+	"nosuch",
+};
+
+static const char *const members[] = {
+	"vfs_inode", "f_inode", "private_data", "file", "count", "op", "pde",
+	"d_name", "id", "inner", "nosuch",
+};
+
+/* A parameter and its accesses, or a cast or container_of() of one */
+static void gen_operand(struct def *d, unsigned int depth)
 {
 	const char *name = NULL;
-	unsigned int i, k, chain;
+	unsigned int i, k, chain, r = rnd(100);
 
-	if (rnd(3)) {
-		gen_type(d);
-		add(d, " ");
+	if (depth < 2 && r < 8) {
+		add(d, "((%s %s *)", rnd(8) ? "struct" : "union", PICK(structs));
+		gen_operand(d, depth + 1);
+		add(d, ")->%s", PICK(members));
+		return;
+	}
+	if (depth < 2 && r < 13) {
+		add(d, "(struct %s %s)", PICK(structs), rnd(6) ? "*" : "");
+		gen_operand(d, depth + 1);
+		return;
+	}
+	if (depth < 2 && r < 20) {
+		add(d, "container_of(");
+		gen_operand(d, depth + 1);
+		add(d, ", struct %s, %s)", PICK(structs), PICK(members));
+		if (rnd(5))
+			add(d, "->%s", PICK(members));
+		return;
 	}
 	for (i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
 		if (cur_func && !strcmp(cur_func, params[i][0])) {
@@ -237,6 +264,21 @@ static void gen_expr(struct def *d)
 	chain = rnd(4);
 	for (k = 0; k < chain; k++)
 		add(d, "%s", PICK(accesses));
+}
+
+static void gen_expr(struct def *d)
+{
+	unsigned int r = rnd(6);
+
+	if (r < 3) {		/* TYPE EXPR */
+		gen_type(d);
+		add(d, " ");
+	} else if (r < 5) {	/* (TYPE)EXPR */
+		add(d, "(");
+		gen_type(d);
+		add(d, ")");
+	}
+	gen_operand(d, 0);
 }
 
 static void gen_field(struct def *d, unsigned int *n)

@@ -4,9 +4,12 @@
 # make check boots with
 #   function_event="vfs_read(x64 file, NULL, size_t count);kernel_clone();
 #                   do_filp_open(int dfd, string name+0[0]);
-#                   vfs_read%return(count, $retval)" trace_instance=boot_inst
-# The last one names its fields through BTF and is an exit event: both
-# work from the command line.
+#                   vfs_read%return(count, string container_of(file->f_inode,
+#                       struct proc_inode, vfs_inode)->pde->name, $retval)"
+#   trace_instance=boot_inst
+# The last one names its fields through BTF, takes a container_of() with
+# its commas and spaces, and is an exit event: all work from the command
+# line.
 # Prints KTAP.
 cd /sys/kernel/tracing || exit 1
 . /fbe/boot/lib
@@ -24,7 +27,7 @@ defined() {
 	check "do_filp_open listed" \
 		grep -qx 'do_filp_open(int dfd, string name+0\[0\])' function_events || return 1
 	check "vfs_read%return listed" \
-		grep -qxF 'vfs_read%return(count, $retval)' function_events || return 1
+		grep -qxF 'vfs_read%return(count, string container_of(file->f_inode, struct proc_inode, vfs_inode)->pde->name, $retval)' function_events || return 1
 	check "four definitions" test "$(grep -c . function_events)" = 4 || return 1
 	# an event added while tracefs was set up could get none (patch 1)
 	for e in $EVENTS; do
@@ -56,8 +59,8 @@ records() {
 	check "3 reads of 7 bytes by dd" \
 		test "$(grep -c 'dd-.*vfs_read(file=0x[0-9a-f]*, count=7)$' /tmp/fe.txt)" = 3 ||
 		return 1
-	check "3 returns of 7 bytes to dd" \
-		test "$(grep -c 'dd-.*<-vfs_read(count=7, retval=7)$' /tmp/fe.txt)" = 3 ||
+	check "3 returns of 7 bytes of /proc/version to dd" \
+		test "$(grep -c 'dd-.*<-vfs_read(count=7, name=version, retval=7)$' /tmp/fe.txt)" = 3 ||
 		return 1
 	check "a kernel_clone record" grep -q 'kernel_clone()$' /tmp/fe.txt || return 1
 	check "the open of /etc/passwd" \
