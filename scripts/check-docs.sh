@@ -33,18 +33,19 @@ for dir in trace translations/zh_CN/trace; do
 done
 
 # The examples cannot drift: every definition the document writes into
-# function_events is run by the selftest fevent_doc_examples.tc.
+# function_events is run by the selftest fevent_doc_examples.tc, or by
+# fevent_doc_examples_net.tc for those that need a packet.
 doc=$TREE/Documentation/trace/function-based-events.rst
 tc=$TREE/tools/testing/selftests/ftrace/test.d/dynevent/fevent_doc_examples.tc
 n=0
 while IFS= read -r def; do
 	n=$((n + 1))
-	grep -qF -- "'$def'" "$tc" || {
-		say "check-docs: '$def' (function-based-events.rst) is not in ${tc#"$TREE"/}"
+	grep -qF -- "'$def'" "$tc" "${tc%.tc}_net.tc" || {
+		say "check-docs: '$def' (function-based-events.rst) is not in ${tc#"$TREE"/} nor its _net.tc"
 		bad=1
 	}
 done < <(sed -n "s/^ *# echo '\(.*\)' > function_events\$/\1/p" "$doc")
-say "check-docs: $n definitions in function-based-events.rst, all in fevent_doc_examples.tc"
+say "check-docs: $n definitions in function-based-events.rst, all in fevent_doc_examples.tc and fevent_doc_examples_net.tc"
 
 for f in $(echo "$changed" | grep -E '\.[ch]$'); do
 	new=$("$TREE/scripts/kernel-doc" -none -Wall "$TREE/$f" 2>&1 |
