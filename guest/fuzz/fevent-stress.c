@@ -10,7 +10,8 @@
  *
  *  - create and remove a function event and an exit event (its fields
  *    named through BTF) on fevent_sample_call(),
- *  - enable and disable them, in the top instance and in an instance,
+ *  - enable and disable them, in the top instance and in an instance, one
+ *    by one and with group writes (events/functions/enable, one batch),
  *  - create and remove that instance,
  *  - read trace_pipe (top and instance) without blocking,
  *  - cycle a function event on fevent_sample_bad() and a kprobe event on
@@ -38,7 +39,12 @@
 #define INST		TRACEFS "/instances/fbe_stress"
 #define CALL_DEF	"fevent_sample_call(int id[0], int seq, string msg)"
 #define EXIT_DEF	"fevent_sample_call%return(item->id, seq, string msg, $retval)"
-#define BAD_DEF		"fevent_sample_bad(x64 item | int id[0], string msg)"
+/*
+ * In a group of its own: the group writes of the enabler do not touch it.
+ * Listed with its module: "F:fbe_strict/bad fevent_sample:fevent_sample_bad(...)"
+ */
+#define BAD_FN		"fevent_sample_bad(x64 item | int id[0], string msg)"
+#define BAD_DEF		"F:fbe_strict/bad " BAD_FN
 #define KP_DEF		"p:kprobes/fbe_stress fevent_sample_call id=+0($arg1):s32 seq=$arg2:s32"
 
 static atomic_int stop;
@@ -137,6 +143,9 @@ static void *enabler(void *arg)
 		INST "/events/kprobes/fbe_stress/enable",
 		TRACEFS "/events/functions/fevent_sample_call__exit/enable",
 		INST "/events/functions/fevent_sample_call__exit/enable",
+		/* group writes: every function event at once, in one batch */
+		TRACEFS "/events/functions/enable",
+		INST "/events/functions/enable",
 	};
 	unsigned int i = 0;
 
@@ -210,7 +219,7 @@ static int listed(const char *file, const char *what)
  */
 static void *strict(void *arg)
 {
-	const char *en = TRACEFS "/events/functions/fevent_sample_bad/enable";
+	const char *en = TRACEFS "/events/fbe_strict/bad/enable";
 
 	(void)arg;
 	while (!stop) {
@@ -218,15 +227,15 @@ static void *strict(void *arg)
 		must("enable fevent_sample_bad", write_str(en, "1"), 0);
 		expect("bad call", write_str(SAMPLE_DIR "/bad", "null"), 0);
 		must("remove enabled fevent_sample_bad",
-		     write_str(FEVENTS, "-:fevent_sample_bad"), -EBUSY);
+		     write_str(FEVENTS, "-:fbe_strict/bad"), -EBUSY);
 		must("clear function_events with an enabled event",
 		     clear_file(FEVENTS), -EBUSY);
-		if (!listed(FEVENTS, BAD_DEF))
+		if (!listed(FEVENTS, "F:fbe_strict/bad ") || !listed(FEVENTS, BAD_FN))
 			fail("fevent_sample_bad gone after -EBUSY");
 		expect("bad call", write_str(SAMPLE_DIR "/bad", "freed"), 0);
 		must("disable fevent_sample_bad", write_str(en, "0"), 0);
 		must("remove fevent_sample_bad",
-		     write_str(FEVENTS, "-:fevent_sample_bad"), 0);
+		     write_str(FEVENTS, "-:fbe_strict/bad"), 0);
 		usleep(rand() % 2000);
 	}
 	return NULL;
@@ -313,6 +322,8 @@ int main(int argc, char **argv)
 	write_str(INST "/events/functions/fevent_sample_call/enable", "0");
 	write_str(TRACEFS "/events/functions/fevent_sample_call__exit/enable", "0");
 	write_str(INST "/events/functions/fevent_sample_call__exit/enable", "0");
+	write_str(TRACEFS "/events/functions/enable", "0");
+	write_str(INST "/events/functions/enable", "0");
 	rmdir(INST);
 	must("final clear of function_events", clear_file(FEVENTS), 0);
 	must("final clear of kprobe_events", clear_file(KEVENTS), 0);
