@@ -6,7 +6,8 @@ SHELL := /bin/bash
 TESTS ?=
 KCMDLINE ?=
 SLOW ?=
-export TESTS KCMDLINE SLOW
+ARCH ?=
+export TESTS KCMDLINE SLOW ARCH
 # make fuzz N=... SEED=...
 N ?= 100000
 SEED ?=

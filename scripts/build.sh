@@ -1,19 +1,29 @@
 #!/bin/bash
 # Configure and build the kernel in build/linux out of tree.
-#   build.sh [OBJDIR] [FRAGMENT...]
-# Default: build/obj, the one kernel make check boots: config/base.config
-# and config/debug.config.  Every option a fragment sets
-# is checked after olddefconfig; one that did not survive fails the build.
+#   [ARCH=arm64] build.sh [OBJDIR] [FRAGMENT...]
+# Default: the one kernel make check boots, in build/obj (build/obj-ARCH
+# for another architecture than x86_64): config/base.config, the
+# architecture's fragment and config/debug.config.  The architecture's
+# fragment (scripts/arch.py) always follows base.config.  Every option a
+# fragment sets is checked after olddefconfig; one that did not survive
+# fails the build.
 . "$(dirname "$0")/common.sh"
 set -e
-obj=$(realpath -m "${1:-$BUILD/obj}")
+eval "$(python3 "$TOP/scripts/arch.py" shell "${ARCH:-}")" || die "unknown ARCH"
+obj=$(realpath -m "${1:-$ARCH_OBJ}")
 shift || true
-frags=("$@")
-[ ${#frags[@]} -gt 0 ] || frags=("$TOP/config/base.config" "$TOP/config/debug.config")
+frags=()
+for f in "${@:-$TOP/config/base.config}"; do
+	frags+=("$f")
+	[ "$(realpath "$f")" = "$TOP/config/base.config" ] && frags+=("$ARCH_CONFIG")
+done
+[ $# -gt 0 ] || frags+=("$TOP/config/debug.config")
+[ -n "$CROSS" ] && ! command -v "${CROSS}gcc" >/dev/null &&
+	die "no ${CROSS}gcc (make deps ARCH=$ARCH_NAME)"
 [ -d "$TREE/.git" ] || die "no build/linux (make tree)"
 mkdir -p "$obj" "$LOGS"
-cc=gcc
-command -v ccache >/dev/null && cc="ccache gcc"
+cc=${CROSS}gcc
+command -v ccache >/dev/null && cc="ccache ${CROSS}gcc"
 export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache} CCACHE_BASEDIR=$TOP CCACHE_NOHASHDIR=1
 export CCACHE_SLOPPINESS=time_macros,include_file_mtime,include_file_ctime
 ccache -M 8G >/dev/null 2>&1 || true
@@ -34,7 +44,8 @@ if grep -qx 'CONFIG_KASAN=y' "${frags[@]}" && [ -f "$TOP/config/kasan-scope" ]; 
 		done
 	done < "$TOP/config/kasan-scope"
 fi
-kmake() { make -s -C "$TREE" O="$obj" CC="$cc" LOCALVERSION= "${kasan[@]}" "$@"; }
+kmake() { make -s -C "$TREE" O="$obj" ARCH="$KARCH" CROSS_COMPILE="$CROSS" CC="$cc" \
+	LOCALVERSION= "${kasan[@]}" "$@"; }
 
 t0=$(date +%s)
 # The kernel cache: the kernel make check boots, kept by what it is built
@@ -43,18 +54,18 @@ t0=$(date +%s)
 # Builds from a tree with uncommitted changes, or into another directory,
 # are not kept.  FBE_KERNEL_CACHE=0 builds anyway.
 kcache_key() {
-	[ "$obj" = "$(realpath -m "$BUILD/obj")" ] && [ "${FBE_KERNEL_CACHE:-1}" != 0 ] &&
+	[ "$obj" = "$(realpath -m "$ARCH_OBJ")" ] && [ "${FBE_KERNEL_CACHE:-1}" != 0 ] &&
 		[ -z "$(git -C "$TREE" status --porcelain --untracked-files=no)" ] || return 1
 	{ git -C "$TREE" rev-parse 'HEAD^{tree}'; cat "${frags[@]}" "$TOP/config/kasan-scope" "$0"
-	  gcc --version; pahole --version; } | sha256sum | cut -c1-16
+	  echo "$KARCH"; "${CROSS}gcc" --version; pahole --version; } | sha256sum | cut -c1-16
 }
 kcache=
 if key=$(kcache_key); then
 	kcache=$CACHE/kernels/$key
 	if [ -f "$kcache/done" ]; then
 		rm -rf "$obj/modinst"
-		mkdir -p "$obj/arch/x86/boot"
-		cp "$kcache/bzImage" "$obj/arch/x86/boot/bzImage"
+		mkdir -p "$(dirname "$obj/$KIMAGE")"
+		cp "$kcache/image" "$obj/$KIMAGE"
 		cp -a "$kcache/modinst" "$obj/modinst"
 		cp "$kcache/config" "$obj/.config"
 		touch "$kcache/done"
@@ -63,6 +74,8 @@ if key=$(kcache_key); then
 		exit 0
 	fi
 fi
+# FBE_CACHED_ONLY=1: only from the kernel cache; exit 3 if it is not there
+[ "${FBE_CACHED_ONLY:-0}" = 1 ] && exit 3
 # Regenerate the config only when a fragment changed.
 want=$(cat "${frags[@]}" | sha256sum | cut -d' ' -f1)
 if [ ! -f "$obj/.config" ] || [ "$(cat "$obj/.fragments" 2>/dev/null)" != "$want" ]; then
@@ -96,7 +109,7 @@ done < <(printf '%s\n' "${want_val[@]}")
 [ $bad = 0 ] || [ "$KCONFIG_CHECK" = 0 ] ||
 	die "requested Kconfig options did not survive olddefconfig"
 
-if ! kmake -j"$JOBS" bzImage modules > "$LOGS/build-$(basename "$obj").log" 2>&1; then
+if ! kmake -j"$JOBS" "$KTARGET" modules > "$LOGS/build-$(basename "$obj").log" 2>&1; then
 	grep -E 'error|Error' "$LOGS/build-$(basename "$obj").log" | head -30 >&2
 	tail -20 "$LOGS/build-$(basename "$obj").log" >&2
 	die "kernel build failed (log: build/logs/build-$(basename "$obj").log)"
@@ -118,7 +131,7 @@ if [ -n "$kcache" ] && [ "$(kcache_key)" = "$key" ]; then
 	tmp=$CACHE/kernels/.tmp-$$
 	rm -rf "$tmp" "$kcache"
 	mkdir -p "$tmp"
-	cp "$obj/arch/x86/boot/bzImage" "$tmp/bzImage"
+	cp "$obj/$KIMAGE" "$tmp/image"
 	cp -a "$obj/modinst" "$tmp/modinst"
 	cp "$obj/.config" "$tmp/config"
 	kmake -s kernelrelease > "$tmp/release"

@@ -28,6 +28,10 @@ together.  Every result is printed as it arrives.
                              others in one job
   check.py --only fuzz       only the fuzzer (make fuzz)
   check.py --only boot       only the boot job (boot parameters, stress, lockdown)
+  check.py --only ci         the boot job and config/ci-cases from the queue:
+                             what CI runs on another architecture than x86_64
+  check.py --deadline S      hand out no case after S seconds: the cases
+                             left are skipped, not failed (CI's time budget)
 """
 
 import argparse
@@ -76,8 +80,23 @@ def not_run(slow):
         for line in open(os.path.join(TOP, 'config', f)):
             if line.strip() and not line.startswith('#'):
                 name, _, reason = line.strip().partition(' ')
-                known[name] = f'{what}, not run: {reason}'
+                # ARCH:path: on that architecture only
+                arch, _, path = name.rpartition(':')
+                if arch and arch != qemu.ARCH.name:
+                    continue
+                known[path] = f'{what}{" on " + arch if arch else ""}, not run: {reason}'
     return known
+
+
+def ci_case(t):
+    """Whether CI runs t (a path in test.d) on another architecture:
+    config/ci-cases lists directories and files of test.d."""
+    with open(os.path.join(TOP, 'config/ci-cases')) as f:
+        for line in f:
+            line = line.split('#')[0].strip()
+            if line and (t == line or t.startswith(line.rstrip('/') + '/')):
+                return True
+    return False
 
 
 def in_test_d(tests):
@@ -98,13 +117,13 @@ def in_test_d(tests):
 
 
 def build_guest_tools():
-    out = os.path.join(BUILD, 'guest-bin')
+    out = os.path.join(BUILD, 'guest-bin' + ('' if qemu.ARCH.name == 'x86_64' else '-' + qemu.ARCH.name))
     os.makedirs(out, exist_ok=True)
     bins = []
     for t in ('fevent-fuzz', 'fevent-stress', 'fevent-bpf'):
         src = os.path.join(TOP, 'guest/fuzz', t + '.c')
         dst = os.path.join(out, t)
-        subprocess.run(['gcc', '-static', '-O2', '-Wall', '-Wextra', '-Werror',
+        subprocess.run([qemu.ARCH.cc, '-static', '-O2', '-Wall', '-Wextra', '-Werror',
                         '-pthread', '-o', dst, src], check=True)
         bins.append(dst)
     return bins
@@ -135,7 +154,7 @@ def plan(args, w):
     if args.only in (None, 'fuzz'):
         fixed.append(Job('fuzz', w.get('@fuzz', 300) * args.fuzz_n / 10000,
                          boot=[os.path.join(dbg, 'fuzz.sh')], env=fuzz_env))
-    if args.only in (None, 'boot'):
+    if args.only in (None, 'boot', 'ci'):
         fixed.append(Job('boot', w.get('@boot', 60) + args.stress_secs * 1.5,
                          kcmdline=BOOT_CMDLINE,
                          boot=sorted(os.path.join(TOP, 'tests/boot', f)
@@ -152,12 +171,15 @@ def plan(args, w):
         slots[i].append(j)
         load[i] += j.est + w.get('@guest', 40)
     skipped, queue = [], None
-    if args.only is None:
+    if args.only in (None, 'ci'):
         tests = sorted(os.path.relpath(os.path.join(d, f), TD)
                        for d, _, fs in os.walk(TD) for f in fs if f.endswith('.tc'))
+        if args.only == 'ci':
+            tests = [t for t in tests if ci_case(t)]
         skipped = [(t, known[t]) for t in tests if t in known]
         tests = [t for t in tests if t not in known]
-        queue = qemu.TestQueue(tests, w, cpus)
+        queue = qemu.TestQueue(tests, w, cpus,
+                               deadline=args.deadline and T0 + args.deadline)
         work = sum(queue.w.values())
         # The CPUs share the queue: each ends at about the same time
         end = (sum(load) + work + cpus * w.get('@guest', 40)) / cpus
@@ -203,12 +225,15 @@ def run_slot(args, jobs, base):
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument('--obj', default=os.path.join(BUILD, 'obj'))
+    ap.add_argument('--obj', help="default: the architecture's make check kernel")
+    ap.add_argument('--arch', help='default: $ARCH, else x86_64 (scripts/arch.py)')
     ap.add_argument('--tests', nargs='*')
     ap.add_argument('--kcmdline', default='')
     ap.add_argument('--jobs', type=int, default=os.cpu_count())
     ap.add_argument('--smp', type=int, default=2, help='CPUs of each guest')
-    ap.add_argument('--only', choices=['fuzz', 'boot'])
+    ap.add_argument('--only', choices=['fuzz', 'boot', 'ci'])
+    ap.add_argument('--deadline', type=float,
+                    help='seconds after which no case is handed out')
     ap.add_argument('--slow', action='store_true',
                     help='run config/slow-tests too')
     ap.add_argument('--fuzz-n', type=int, default=int(os.environ.get('FUZZ_N', 10000)))
@@ -221,6 +246,8 @@ def main():
                     help='a guest silent this long is hung')
     ap.add_argument('--summary', default=os.path.join(BUILD, 'summary'))
     args = ap.parse_args()
+    qemu.set_arch(args.arch)
+    args.obj = args.obj or qemu.default_obj()
     missing = qemu.missing_tests(args.tests or [])
     if missing:
         # before any guest: a job with nothing to run would pass nothing
@@ -281,7 +308,11 @@ def main():
                             for n, r, c in v.results if r not in ('PASS', 'XFAIL', 'SKIP')))
                 npass, nfail, nskip = npass + v.npass, nfail + v.nfail, nskip + v.nskip
     # A case no guest took (they all died first) did not pass
-    if queue and len(queue):
+    if queue and len(queue) and queue.expired:
+        say(f'{len(queue)} ftracetest cases not run: the time budget '
+            f'(--deadline {args.deadline:.0f}s) ran out: ' + ', '.join(queue.left))
+        nskip += len(queue)
+    elif queue and len(queue):
         say(f'error: {len(queue)} ftracetest cases never ran: ' + ', '.join(queue.left))
         nfail += len(queue)
     for t, reason in skipped:

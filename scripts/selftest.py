@@ -1,21 +1,30 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""The harness's own test: no kernel, a second or two.
+"""The harness's own test: no kernel, a few seconds.
 
-Feeds qemu.judge() canned guest consoles, one per way a run can go
-wrong, and checks that each gives a failing verdict naming the cause
-(and that a clean console passes, so that the check itself can fail).
+Each module of the harness is tested here without a kernel:
+  verdict.py    canned guest consoles, one per way a run can go wrong:
+                each must give a failing verdict naming the cause (and
+                a clean console must pass, so that the check can fail)
+  qemu.py       the test queue and its socket
+  arch.py       each architecture's QEMU command, console and queue
+  initramfs.py  each architecture's archive: its busybox, /bin/sh and
+                queue device, read back out of the cpio
 Part of make check; prints KTAP and "N passed, N failed".
 """
 
+import gzip
 import os
 import shutil
 import socket
+import struct
 import sys
 import tempfile
 import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import arch  # noqa: E402
+import initramfs  # noqa: E402
 import qemu  # noqa: E402
 
 ESC = '\x1b[2J\x1b[01;01H\x1b[=3h\x1b[2J\x1b[01;01H'
@@ -159,14 +168,105 @@ def queue_after_reconnect():
         shutil.rmtree(sockdir)
 
 
+def read_cpio_gz(path):
+    """{name: (mode, data)} of a gzipped newc cpio archive."""
+    with gzip.open(path, 'rb') as f:
+        raw = f.read()
+    out, off = {}, 0
+    while off + 110 <= len(raw):
+        hdr = raw[off:off + 110]
+        if hdr[:6] != b'070701':
+            break
+        fields = [int(hdr[6 + 8 * i:14 + 8 * i], 16) for i in range(13)]
+        mode, size, namesize = fields[1], fields[6], fields[11]
+        name = raw[off + 110:off + 110 + namesize - 1].decode()
+        off = (off + 110 + namesize + 3) & ~3
+        out[name] = (mode, raw[off:off + size])
+        off = (off + size + 3) & ~3
+        if name == 'TRAILER!!!':
+            break
+    return out
+
+
+# ELF e_machine of each architecture's programs
+ELF_MACHINE = {'x86_64': 62, 'arm64': 183}
+
+
+def elf_machine(data):
+    return struct.unpack_from('<H', data, 18)[0] if data[:4] == b'\x7fELF' else None
+
+
+def base_archive(a):
+    """The base initramfs of architecture a, read back: {name: (mode,
+    data)}, or a string saying why it could not be built."""
+    if a.userland and not os.path.isdir(a.userland_root):
+        return f'no {a.userland_root}: make deps ARCH={a.name}'
+    if not os.path.isdir(initramfs.FTRACE):
+        return 'no build/linux (make tree)'
+    tmp = tempfile.mkdtemp(prefix='fbe-selftest-')
+    saved = arch.current()
+    try:
+        arch.select(a.name)
+        out = os.path.join(tmp, 'base.cpio.gz')
+        initramfs.make_base_initramfs(os.path.join(tmp, 'no-obj'), out)
+        return read_cpio_gz(out)
+    except SystemExit as e:
+        return str(e)
+    finally:
+        arch.select(saved.name)
+        shutil.rmtree(tmp)
+
+
+def arch_cases(result):
+    """arch.py and initramfs.py, for every architecture."""
+    for a in arch.ARCHES.values():
+        cmd = a.qemu_cmd('/k/' + a.image, '/i', 'tcg', f'console={a.console}', 2, 2048)
+        ok = (cmd[0] == a.qemu and cmd[cmd.index('-kernel') + 1].endswith(a.image) and
+              'tcg,thread=single' in cmd and cmd[cmd.index('-machine') + 1] == a.machine[1])
+        result(ok, f'arch: {a.name} boots its image under single-threaded TCG', str(cmd))
+        q = ' '.join(a.queue_args('/s'))
+        want = 'chardev:queue' if a.queue_tty.startswith('/dev/ttyS') else 'virtconsole,chardev=queue'
+        result(want in q and 'socket,id=queue,path=/s' in q,
+               f'arch: {a.name} connects the queue to {a.queue_tty}', q)
+        files = base_archive(a)
+        if isinstance(files, str):
+            result(True, f'initramfs: {a.name} archive', skip=files)
+            continue
+        bb = files.get('bin/busybox', (0, b''))[1]
+        sh = files.get('bin/sh', (0, b''))[1]
+        tty = files.get('fbe/queue-tty', (0, b''))[1].decode().strip()
+        ok = (elf_machine(bb) == ELF_MACHINE[a.name] and elf_machine(sh) == ELF_MACHINE[a.name]
+              and tty == a.queue_tty and 'init' in files and 'ftrace/ftracetest' in files)
+        result(ok, f'initramfs: {a.name} archive has its own busybox and /bin/sh, '
+               'and the queue device',
+               f'busybox {elf_machine(bb)}, sh {elf_machine(sh)}, queue-tty {tty!r}')
+    try:
+        got = (arch.get('aarch64').name, arch.get('x86').name)
+    except SystemExit as e:
+        got = str(e)
+    refused = False
+    try:
+        arch.get('pdp11')
+    except SystemExit:
+        refused = True
+    result(got == ('arm64', 'x86_64') and refused,
+           "arch: the kernel's names are known, an unknown one is refused", str(got))
+
+
+NR_ARCH_CASES = 3 * len(arch.ARCHES) + 1
+
+
 def main():
     n = fail = 0
     print('TAP version 13')
-    print(f'1..{len(CASES) + len(QUEUE_CASES) + 8}')
+    print(f'1..{len(CASES) + len(QUEUE_CASES) + 10 + NR_ARCH_CASES}')
 
-    def result(ok, desc, why=''):
+    def result(ok, desc, why='', skip=''):
         nonlocal n, fail
         n += 1
+        if skip:
+            print(f'ok {n} harness: {desc} # SKIP {skip}')
+            return
         fail += not ok
         print(f'{"ok" if ok else "not ok"} {n} harness: {desc}' + (f' # {why}' if why and not ok else ''))
 
@@ -208,6 +308,21 @@ def main():
     result(got == sorted(w) and chunks[0] == ['a'] and len(chunks[-1]) <= 2 and
            sum(map(len, q.given.values())) == len(w),
            'the test queue hands out every case once, longest first', str(chunks))
+    # The stall limit grows with the case running and the machine's speed
+    q = qemu.TestQueue(['long', 'a', 'b'], {'long': 400, 'a': 20, 'b': 20}, 1)
+    q.take('j')                         # 'long' alone
+    q.current['j'] = (q.current['j'][0] - 800, q.current['j'][1])   # took 800 s
+    first = q.stall('j', 900)           # 3 x 400 at speed 1
+    q.take('j')                         # 'long' done: speed 2
+    later = q.stall('j', 900)           # 3 x 20 x 2 < 900
+    result(first == 1200 and abs(q.speed() - 2) < 0.01 and later == 900,
+           'the stall limit scales with the running case and the measured speed',
+           f'first {first}, speed {q.speed()}, later {later}')
+    # Past CI's deadline the queue hands out nothing, and says so
+    q = qemu.TestQueue(['a', 'b'], {'a': 1, 'b': 1}, 1, deadline=0)
+    c = q.take('ftrace0')
+    result(c == [] and q.expired and len(q) == 2,
+           'past its deadline the queue hands out nothing and says it expired', str(c))
     # A QEMU that goes away (a KVM guest that did not come up) leaves the
     # queue to the next one boot() starts for the job
     said = ''
@@ -226,6 +341,7 @@ def main():
     got = qemu.missing_tests([here, 'none'] + ([known] if known else []) + bad)
     result(got == bad and known is not None,
            'a test path that names nothing is refused', f'missing {got}, known {known}')
+    arch_cases(result)
     print(f'{n - fail} passed, {fail} failed')
     return 1 if fail else 0
 

@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""One place per architecture: what the harness needs to know of each.
+
+Everything that differs between the architectures make check runs on
+is here: the kernel's ARCH and cross compiler, the image and where the
+build leaves it, the config fragment, QEMU's program, machine, CPU and
+console, how a guest reaches the host's test queue, and where the
+guest's user space comes from.  The other modules ask an Arch, never
+the architecture's name.
+
+  arch.py shell ARCH   the build's variables, for scripts/build.sh
+  arch.py list         the architectures, one a line
+"""
+
+import os
+import sys
+from dataclasses import dataclass, field
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT = 'x86_64'
+CACHE = os.environ.get('FBE_CACHE') or os.path.join(
+    os.environ.get('XDG_CACHE_HOME') or os.path.expanduser('~/.cache'),
+    'function-events')
+
+
+@dataclass(frozen=True)
+class Arch:
+    name: str               # make check ARCH=<name>
+    karch: str              # the kernel's ARCH=
+    cross: str              # CROSS_COMPILE=, '' for the host's
+    target: str             # the make target of the image
+    image: str              # where the build leaves it, under the object dir
+    debian: str             # Debian's name of the architecture
+    qemu: str               # the QEMU program
+    machine: list           # -machine and what it needs
+    console: str            # the guest's console device
+    queue_tty: str          # the guest's end of the test queue
+    # packages (Debian's, this architecture's) whose files make up the
+    # guest's user space when the host's cannot run there: (package,
+    # [paths in it])
+    userland: tuple = field(default=())
+    kvm: bool = False       # whether KVM can run it on an x86_64 host
+    # the host's packages that build and boot it
+    host_pkgs: tuple = field(default=())
+    # the host compiler of static guest tools (guest/fuzz)
+    cc: str = 'gcc'
+
+    @property
+    def userland_root(self):
+        """Where scripts/deps.sh unpacks the userland packages."""
+        return os.path.join(CACHE, f'userland-{self.debian}')
+
+    def user_file(self, path):
+        """The guest's program or library at path (bin/dash): the host's
+        own, or the unpacked package's."""
+        if not self.userland:
+            return '/' + path
+        p = os.path.join(self.userland_root, path)
+        if not os.path.exists(p):
+            sys.exit(f'error: no {p}: make deps ARCH={self.name}')
+        return p
+
+    @property
+    def config(self):
+        """This architecture's config fragment."""
+        return os.path.join(TOP, 'config', f'{self.name}.config')
+
+    def obj(self, build):
+        """The object directory of make check's kernel."""
+        return os.path.join(build, 'obj' if self.name == DEFAULT
+                            else f'obj-{self.name}')
+
+    def qemu_cmd(self, kernel, initrd, accel, cmdline, smp, mem):
+        cpu = 'host' if accel == 'kvm' else self.tcg_cpu
+        # Multi-threaded TCG races with the kernel's cross-CPU text
+        # patching (ftrace, static keys): a breakpoint or a half-written
+        # instruction left by the patching is seen after its handler is
+        # gone.  Single-threaded TCG does not race.
+        if accel == 'tcg':
+            accel = 'tcg,thread=single'
+        return [self.qemu, *self.machine, '-accel', accel, '-cpu', cpu,
+                '-smp', str(smp), '-m', str(mem), '-kernel', kernel,
+                '-initrd', initrd, '-append', cmdline,
+                '-nographic', '-no-reboot', '-nic', 'none']
+
+    @property
+    def tcg_cpu(self):
+        # arm64: "max" emulates pointer authentication with QARMA, which
+        # makes every function entry and return several times slower
+        # under TCG; the cheap implementation-defined algorithm keeps the
+        # feature (the kernel uses it) at a fraction of the cost.
+        return 'max,pauth-impdef=on' if self.karch == 'arm64' else 'max'
+
+    def queue_args(self, sock):
+        """QEMU's arguments that connect the guest's queue_tty to the
+        host's socket at sock."""
+        if self.queue_tty == '/dev/ttyS1':
+            # a second 8250; naming the console's port keeps it ttyS0
+            return ['-chardev', f'socket,id=queue,path={sock}',
+                    '-serial', 'mon:stdio', '-serial', 'chardev:queue']
+        # virt has one PL011: the queue is a virtio console, /dev/hvc0
+        return ['-chardev', f'socket,id=queue,path={sock}',
+                '-device', 'virtio-serial-device',
+                '-device', 'virtconsole,chardev=queue']
+
+
+ARCHES = {
+    'x86_64': Arch(
+        name='x86_64', karch='x86', cross='', target='bzImage',
+        image='arch/x86/boot/bzImage', debian='amd64',
+        qemu='qemu-system-x86_64', machine=['-machine', 'q35'],
+        console='ttyS0', queue_tty='/dev/ttyS1', kvm=True,
+        host_pkgs=('qemu-system-x86',)),
+    'arm64': Arch(
+        name='arm64', karch='arm64', cross='aarch64-linux-gnu-',
+        target='Image', image='arch/arm64/boot/Image', debian='arm64',
+        qemu='qemu-system-aarch64',
+        # GICv3 (the kernel's pseudo-NMI and more than 8 CPUs need it)
+        machine=['-machine', 'virt,gic-version=3'],
+        console='ttyAMA0', queue_tty='/dev/hvc0',
+        userland=(('busybox-static', ['bin/busybox']),
+                  ('dash', ['bin/dash']),
+                  ('libc6', ['lib/ld-linux-aarch64.so.1',
+                             'lib/aarch64-linux-gnu/libc.so.6']),
+                  # what ftracetest runs that busybox lacks (initramfs.py)
+                  ('util-linux', ['usr/bin/chrt']),
+                  ('coreutils', ['usr/bin/nice'])),
+        cc='aarch64-linux-gnu-gcc',
+        host_pkgs=('gcc-aarch64-linux-gnu', 'libc6-dev-arm64-cross',
+                   'qemu-system-arm')),
+}
+
+
+def get(name=None):
+    """The Arch of name (default: $ARCH, else x86_64); exits on an
+    unknown one."""
+    name = name or os.environ.get('ARCH') or DEFAULT
+    # the kernel's own names of the same
+    name = {'x86': 'x86_64', 'aarch64': 'arm64'}.get(name, name)
+    if name not in ARCHES:
+        sys.exit(f'error: ARCH={name}: make check knows {", ".join(ARCHES)}')
+    return ARCHES[name]
+
+
+_current = None
+
+
+def current():
+    """The architecture this process works on: select()'s, else get()'s."""
+    return _current or get()
+
+
+def select(name=None):
+    global _current
+    _current = get(name)
+    return _current
+
+
+def main(argv):
+    if len(argv) == 3 and argv[1] == 'shell':
+        a = get(argv[2])
+        build = os.path.join(TOP, 'build')
+        for k, v in (('ARCH_NAME', a.name), ('KARCH', a.karch),
+                     ('HOST_PKGS', ' '.join(a.host_pkgs)),
+                     ('USER_PKGS', ' '.join(p for p, _ in a.userland)),
+                     ('USER_ROOT', a.userland_root if a.userland else ''),
+                     ('CROSS', a.cross), ('KTARGET', a.target),
+                     ('KIMAGE', a.image), ('ARCH_CONFIG', a.config),
+                     ('ARCH_OBJ', a.obj(build)), ('DEBIAN_ARCH', a.debian)):
+            print(f"{k}='{v}'")
+        return 0
+    if len(argv) == 2 and argv[1] == 'list':
+        print('\n'.join(ARCHES))
+        return 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))
