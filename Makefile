@@ -17,14 +17,14 @@ N ?= 100000
 SEED ?=
 
 .PHONY: all check run deps base tree build export check-export \
-	check-patches check-bisect check-debug fuzz check-docs docs-png bench \
+	check-patches check-bisect check-debug fuzz check-docs docs-png bench check-arches \
 	bench-build hitprofile clean distclean help
 
 all: check
 
 help:
 	@sed -n '1,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
-	@echo 'other targets: deps base tree build export check-export check-patches check-bisect check-debug fuzz check-docs docs-png bench hitprofile clean'
+	@echo 'other targets: deps base tree build export check-export check-patches check-bisect check-debug fuzz check-docs docs-png bench check-arches hitprofile clean'
 
 deps:
 	@t0=$$(date +%s) && scripts/deps.sh && echo "=== phase deps: $$(( $$(date +%s) - t0 ))s"
@@ -77,6 +77,10 @@ DIFF ?=
 hitprofile: bench-build
 	@scripts/deps.sh gdb
 	@/usr/bin/python3 scripts/hitprofile.py --obj $(BENCH_OBJ) --cases $(CASES) $(if $(DIFF),--diff $(DIFF))
+
+# The series' files with W=1 on x86_64, i386, arm64, riscv64 and s390x
+check-arches: tree
+	@t0=$$(date +%s) && scripts/check-arches.sh && echo "=== phase check-arches: $$(( $$(date +%s) - t0 ))s"
 
 check-export:
 	@scripts/export.sh --check && echo "patches/ matches build/linux"
