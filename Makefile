@@ -62,14 +62,15 @@ check-docs: tree
 docs-png: check-docs
 	@scripts/docs-png.sh
 
-# The benchmarked kernel: base.config at -O2 (config/bench.config)
-BENCH_OBJ = build/obj-bench
+# The benchmarked kernel: base.config at -O2 (config/bench.config), one
+# object directory per architecture
+BENCH_OBJ = build/obj-bench$(if $(filter-out x86_64,$(ARCH)),-$(ARCH))
 bench-build: tree
 	@PHASE=build-bench scripts/build.sh $(BENCH_OBJ) config/base.config config/bench.config
 
 bench: bench-build
 	@scripts/deps.sh python3-matplotlib
-	@/usr/bin/python3 scripts/bench.py --obj $(BENCH_OBJ)
+	@/usr/bin/python3 scripts/bench.py --obj $(BENCH_OBJ) $(if $(MODES),--modes $(MODES))
 
 # make hitprofile CASES=2,3 DIFF=2,3: one hit single-stepped, per function
 CASES ?= 2,3,6

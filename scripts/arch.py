@@ -45,6 +45,16 @@ class Arch:
     host_pkgs: tuple = field(default=())
     # the host compiler of static guest tools (guest/fuzz)
     cc: str = 'gcc'
+    # make bench: the registers of the first four arguments, as kprobe
+    # events name them, and the size of the instruction that calls
+    # ftrace at a function's entry (an int3 or BRK probe goes after it)
+    arg_regs: tuple = field(default=())
+    ftrace_insn_len: int = 4
+    # whether a kprobe at a function's entry is an ftrace hook, whose
+    # enabling costs an ftrace update as a function event's does (else
+    # a breakpoint, which costs none: make bench compares creation
+    # times with kprobe events only where they pay the same)
+    kprobes_on_ftrace: bool = False
 
     @property
     def userland_root(self):
@@ -111,7 +121,9 @@ ARCHES = {
         image='arch/x86/boot/bzImage', debian='amd64',
         qemu='qemu-system-x86_64', machine=['-machine', 'q35'],
         console='ttyS0', queue_tty='/dev/ttyS1', kvm=True,
-        host_pkgs=('qemu-system-x86',)),
+        host_pkgs=('qemu-system-x86',),
+        arg_regs=('%di', '%si', '%dx', '%cx'), ftrace_insn_len=5,
+        kprobes_on_ftrace=True),
     'arm64': Arch(
         name='arm64', karch='arm64', cross='aarch64-linux-gnu-',
         target='Image', image='arch/arm64/boot/Image', debian='arm64',
@@ -127,6 +139,7 @@ ARCHES = {
                   ('util-linux', ['usr/bin/chrt']),
                   ('coreutils', ['usr/bin/nice'])),
         cc='aarch64-linux-gnu-gcc',
+        arg_regs=('%x0', '%x1', '%x2', '%x3'), ftrace_insn_len=4,
         host_pkgs=('gcc-aarch64-linux-gnu', 'libc6-dev-arm64-cross',
                    'qemu-system-arm')),
 }

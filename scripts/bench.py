@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""make bench: the cost per hit of a function event, side by side.
+"""make bench [ARCH=arm64] [MODES=icount]: the cost per hit of a function
+event, side by side.
 
 Boots the normal kernel twice, one after the other, each guest running
 guest/bench.sh (the sample module's fevent_sample_bench() called N times
@@ -16,7 +17,9 @@ Prints a table per mode (median and fastest run, spread = (max-min)/median,
 overhead = case - case 1, ratio = overhead / overhead of case 2; the
 overhead is that of the fastest run under wall, of the median under
 icount), checks the targets, writes build/bench/bench.csv, create.csv
-and bench.png.  Cases are run round after round (every case once per
+and bench.png (build/bench-arm64/ for ARCH=arm64).  Function events are
+compared with fprobe events, or where the kernel has none (arm64 6.12),
+with kprobe and kretprobe events.  Cases are run round after round (every case once per
 round), so that a slow stretch of the host does not fall on one case.
 """
 
@@ -31,7 +34,9 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import qemu  # noqa: E402
 
-OUT = os.path.join(qemu.BUILD, 'bench')
+# build/bench on x86_64, build/bench-arm64 on arm64
+SUFFIX = '' if qemu.ARCH.name == 'x86_64' else f'-{qemu.ARCH.name}'
+OUT = os.path.join(qemu.BUILD, 'bench' + SUFFIX)
 MODES = {
     'wall': [],
     'icount': ['-icount', 'shift=0,sleep=off'],
@@ -48,21 +53,24 @@ DEFAULTS = {
 
 def run_guest(mode, obj, args, timeout, results):
     calls, runs, _ = DEFAULTS[mode]
+    arch = qemu.ARCH
     kcmdline = (f'BENCH_N={args.calls or calls} BENCH_RUNS={args.runs or runs} '
-                f'BENCH_CREATE={args.create} BENCH_CASES={args.cases}')
-    initrd = os.path.join(qemu.BUILD, f'initramfs-bench-{mode}.cpio.gz')
+                f'BENCH_CREATE={args.create} BENCH_CASES={args.cases} '
+                f'BENCH_REGS={",".join(arch.arg_regs[1:4])} '
+                f'BENCH_INSN={arch.ftrace_insn_len}')
+    initrd = os.path.join(qemu.BUILD, f'initramfs-bench{SUFFIX}-{mode}.cpio.gz')
     qemu.make_initramfs(obj, 'run', [], initrd,
                         extra_files=[(os.path.join(qemu.TOP, 'guest/bench.sh'),
                                       '/fbe/demo')])
-    cmdline = f'console=ttyS0 panic=-1 loglevel=4 {kcmdline}'
-    logpath = os.path.join(qemu.LOGS, f'console-bench-{mode}.log')
+    cmdline = f'console={arch.console} panic=-1 loglevel=4 {kcmdline}'
+    logpath = os.path.join(qemu.LOGS, f'console-bench{SUFFIX}-{mode}.log')
     lines, status = qemu.boot(obj, initrd, cmdline, logpath, timeout,
                               extra_qemu=MODES[mode])
     results[mode] = (lines, status, logpath)
 
 
 def parse(lines):
-    runs, create, errors = {}, {}, []
+    runs, create, errors, skipped = {}, {}, [], []
     for s in lines:
         f = s.split()
         if not f:
@@ -74,7 +82,9 @@ def parse(lines):
             create[(f[1], f[2])] = (int(f[3]), int(f[4]))
         elif f[0] == 'BENCH-ERROR':
             errors.append(s)
-    return runs, create, errors
+        elif f[0] == 'BENCH-SKIP':
+            skipped.append(s)
+    return runs, create, errors, skipped
 
 
 def estimate(mode, v):
@@ -118,7 +128,10 @@ def show(mode, rows):
 
 def create_targets(create):
     """Creation of 1000 events: each phase of function events at most half
-    of kprobe events', and disabling them all under 3 s."""
+    of kprobe events' (where kprobe events hook through ftrace too), and
+    disabling them all under 3 s; enabling and disabling them with one
+    write each at most 0.05 of enabling them one by one; a glob event
+    over N functions enabled and disabled in at most N x 10 us each."""
     ok = True
     print('--- creation targets (icount)')
     for p in ('define', 'enable', 'disable', 'remove'):
@@ -126,10 +139,31 @@ def create_targets(create):
         if not fe or not kp or not kp[1]:
             continue
         r = fe[1] / kp[1]
+        if not qemu.ARCH.kprobes_on_ftrace:
+            print(f'  shown: {p} fevent / kprobe = {r:.2f} (no target: '
+                  f'kprobe events on {qemu.ARCH.name} are breakpoints, not '
+                  f'ftrace hooks)')
+            continue
         good = r <= 0.5
         ok &= good
         print(f'  {"met" if good else "NOT met"}: {p} fevent / kprobe = {r:.2f} '
               f'(target <= 0.50)')
+    one, grp = create.get(('fevent', 'enable')), create.get(('fevent-group', 'enable'))
+    if one and grp and one[1]:
+        r = grp[1] / one[1]
+        good = r <= 0.05
+        ok &= good
+        print(f'  {"met" if good else "NOT met"}: enable {grp[0]} function events '
+              f'with one write / one by one = {grp[1]} / {one[1]} ms = {r:.3f} '
+              f'(target <= 0.050)')
+    for p in ('enable', 'disable'):
+        g = create.get(('fevent-glob', p))
+        if g:
+            limit = g[0] * 0.01
+            good = g[1] <= limit
+            ok &= good
+            print(f'  {"met" if good else "NOT met"}: {p} a glob event over {g[0]} '
+                  f'functions = {g[1]} ms (target <= {limit:.0f})')
     fe = create.get(('fevent', 'disable'))
     if fe:
         good = fe[1] < 3000
@@ -139,24 +173,38 @@ def create_targets(create):
     return ok
 
 
+# Each function event case, the case it is compared with, and the target
+# of the ratio of their overheads: fprobe events where the kernel has
+# them, else (arm64 6.12) kprobe and kretprobe events
+VERSUS = {
+    'fprobe': (('3', '6', 'no arguments', 0.95),
+               ('4', '7', '3 ints', 0.95),
+               ('5', '8', 'chain + string', 0.95),
+               ('16', '17', 'exit: 3 ints + return', 1.0)),
+    'kprobe': (('3', '9', 'no arguments', 0.95),
+               ('4', '10', '3 ints', 0.95),
+               ('5', '11', 'chain + string', 0.95),
+               ('16', '18', 'exit: 3 ints + return', 0.9)),
+}
+
+
 def targets(mode, rows):
     over = {r['case'].split('-')[0]: r['overhead_ns'] for r in rows}
     ok = True
     out = []
-    for fe, fp, what, limit in (('3', '6', 'no arguments', 0.95),
-                                ('4', '7', '3 ints', 0.95),
-                                ('5', '8', 'chain + string', 0.95),
-                                ('16', '17', 'exit: 3 ints + return', 1.0)):
-        if fe in over and fp in over and over[fp] > 0:
-            r = over[fe] / over[fp]
+    kind = 'fprobe' if '6' in over else 'kprobe'
+    for fe, other, what, limit in VERSUS[kind]:
+        if fe in over and other in over and over[other] > 0:
+            r = over[fe] / over[other]
             good = r <= limit
             ok &= good
-            out.append(f'{"met" if good else "NOT met"}: function event / fprobe '
+            out.append(f'{"met" if good else "NOT met"}: function event / {kind} '
                        f'({what}) = {r:.2f} (target <= {limit:.2f})')
     # One shared hook: a second event on the function costs its own
     # recording only, and events on other functions cost a hit nothing
     for case, what, limit in (('14', 'two events on the function', 2.05),
-                              ('15', '1000 events on other functions', 1.05)):
+                              ('15', '1000 events on other functions', 1.05),
+                              ('19', 'a glob event hooking others', 1.05)):
         if case in over and '4' in over and over['4'] > 0:
             r = over[case] / over['4']
             good = r <= limit
@@ -209,7 +257,7 @@ def plot(all_rows, path):
         ax.set_xlabel('overhead per call, ' +
                       ('ns (wall clock, TCG)' if mode == 'wall' else
                        'instructions (icount)'))
-        ax.set_title(f'fevent_sample_bench(): {mode}')
+        ax.set_title(f'fevent_sample_bench(): {qemu.ARCH.name}, {mode}')
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     print(f'plot: {os.path.relpath(path, qemu.TOP)}')
@@ -252,7 +300,9 @@ def main():
     creates = []
     for mode in args.modes.split(','):
         lines, status, logpath = results[mode]
-        runs, create, errors = parse(lines)
+        runs, create, errors, skipped = parse(lines)
+        for sk in skipped:
+            print(f'{mode}: ' + sk)
         bad = qemu.bad_lines(lines)
         if bad or errors or not any(s.startswith('BENCH-DONE') for s in lines):
             rc = 1
@@ -284,6 +334,20 @@ def main():
                       f'{never[0]}  kprobe {never[1]}')
             for row in creates[-2:]:
                 row.append(create.get((row[1], 'remove-never-enabled'), (0, 0))[1])
+                row.append(next(iter(create.values()))[0])
+            # Many functions with one write: a group of single-function
+            # events, and one event over a glob
+            for kind in ('fevent-group', 'fevent-glob'):
+                phases = [create.get((kind, p)) for p in
+                          ('define', 'enable', 'disable', 'remove')]
+                if not any(phases):
+                    continue
+                n = next(p[0] for p in phases if p)
+                ms = [p[1] if p else 0 for p in phases]
+                print(f'  {kind:<13} define {ms[0]:>6}  enable {ms[1]:>6}  '
+                      f'disable {ms[2]:>6}  remove {ms[3]:>6}  ({n} functions, '
+                      f'{"one write each phase" if kind == "fevent-group" else "one event"})')
+                creates.append([mode, kind] + ms + [0, n])
             if mode == 'icount':
                 ok_create = create_targets(create)
                 rc = rc if ok_create else 1
@@ -299,10 +363,11 @@ def main():
     with open(os.path.join(OUT, 'create.csv'), 'w', newline='') as f:
         w = csv.writer(f)
         w.writerow(['mode', 'kind', 'define_ms', 'enable_ms', 'disable_ms', 'remove_ms',
-                    'remove_never_enabled_ms'])
+                    'remove_never_enabled_ms', 'functions'])
         w.writerows(creates)
     plot(all_rows, os.path.join(OUT, 'bench.png'))
-    print(f'csv: build/bench/bench.csv, build/bench/create.csv; '
+    rel = os.path.relpath(OUT, qemu.TOP)
+    print(f'csv: {rel}/bench.csv, {rel}/create.csv; '
           f'{time.time() - start:.0f}s')
     return rc
 

@@ -23,6 +23,7 @@
  * sequence depends on the seed only, so "-s SEED -r ITER" replays one
  * definition.  Output is KTAP, one result per file.
  */
+#include <fnmatch.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <sys/wait.h>
@@ -57,6 +58,13 @@ static void add(struct def *d, const char *fmt, ...)
 static const char *const funcs[] = {
 	"fevent_sample_call", "fevent_sample_bad", "vfs_read", "vfs_write",
 	"do_sys_openat2", "kernel_clone",
+};
+
+/* Patterns: each matches one function above (fire() it), or several, or none */
+static const char *const globs[] = {
+	"vfs_rea?", "fevent_sample_ca*", "kernel_clon[aeiou]",
+	"do_sys_openat[0-9]", "vfs_[rw]*[de]", "fevent_sample:fevent_sample_*",
+	"no_such_fn*", "[",
 };
 
 /* Names that are not (traceable) functions */
@@ -110,6 +118,17 @@ static int known_func(const char *func)
 		if (!strcmp(func, funcs[i]))
 			return 1;
 	return 0;
+}
+
+/* The function fire() can make fire that pattern @pat matches, or NULL */
+static const char *glob_func(const char *pat)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++)
+		if (!fnmatch(pat, funcs[i], 0))
+			return funcs[i];
+	return NULL;
 }
 
 static unsigned long counter_addr;	/* fevent_sample_counter */
@@ -322,7 +341,16 @@ static void gen_fevent(struct def *d)
 	static const char *const seps[] = { ", ", ",", " , ", ",  " };
 	unsigned int i, nargs, n = 0;
 
-	cur_func = rnd(100) < 92 ? PICK(funcs) : PICK(bad_funcs);
+	static unsigned int nr_globs;
+
+	/* An event over a pattern, which must be named */
+	if (rnd(100) < 6) {
+		cur_func = PICK(globs);
+		if (rnd(100) < 95)
+			add(d, "F:fzg%u ", nr_globs++);
+	} else {
+		cur_func = rnd(100) < 92 ? PICK(funcs) : PICK(bad_funcs);
+	}
 	add(d, "%s", cur_func);
 	if (rnd(100) < 15)
 		add(d, "%s", "%return");
@@ -540,6 +568,28 @@ static int parse_line(struct target *t, const char *line, char *group,
 	const char *c, *p, *e;
 
 	strcpy(group, t->group);
+	/* "F:GROUP/EVENT PATTERN(...)": an event over a pattern */
+	if (!strcmp(t->group, "functions") && !strncmp(line, "F:", 2)) {
+		p = strchr(line, '/');
+		e = strchr(line, ' ');
+		c = e ? strchr(e, '(') : NULL;
+		if (!p || !c || p > e || (size_t)(e - line) >= size ||
+		    (size_t)(c - e) >= size)
+			return -1;
+		memcpy(group, line + 2, p - line - 2);
+		group[p - line - 2] = '\0';
+		memcpy(event, p + 1, e - p - 1);
+		event[e - p - 1] = '\0';
+		memcpy(func, e + 1, c - e - 1);
+		func[c - e - 1] = '\0';
+		p = strchr(func, ':');
+		if (p)
+			memmove(func, p + 1, strlen(p));
+		p = strstr(func, "%return");
+		if (p)
+			*(char *)p = '\0';
+		return 0;
+	}
 	if (!strcmp(t->group, "functions")) {
 		e = strchr(line, '(');
 		if (!e || (size_t)(e - line) >= size)
@@ -590,6 +640,7 @@ static void check_event(struct target *t, unsigned int iter,
 	char group[256], event[256], func[256], path[800], cmd[600], fmt[4096];
 	char pat[300];
 	char file[300];
+	const char *fn;
 	double t0;
 	ssize_t n;
 	int ret;
@@ -618,19 +669,22 @@ static void check_event(struct target *t, unsigned int iter,
 	ret = write_str(path, "1");
 	if (ret)
 		anomaly(t, iter, d, "enable %s: %s", event, strerror(-ret));
-	if (known_func(func)) {
-		fire(func);
+	/* an event over a pattern records the function it matched */
+	fn = known_func(func) ? func : glob_func(func);
+	if (fn) {
+		fire(fn);
 		n = read_file(TRACEFS "/trace", tracebuf, TRACE_MAX);
 		if (!strcmp(t->group, "functions"))
 			snprintf(pat, sizeof(pat), "%s%s(",
-				 strstr(event, "__exit") ? "<-" : "->", func);
+				 strstr(event, "__exit") ||
+				 strstr(line, "%return(") ? "<-" : "->", fn);
 		else
 			snprintf(pat, sizeof(pat), " %s: (", event);
 		/* a return probe fires when the function returns */
 		if (n > 0 && strstr(tracebuf, pat))
 			t->fired++;
 		else
-			anomaly(t, iter, d, "%s did not fire on %s()", event, func);
+			anomaly(t, iter, d, "%s did not fire on %s()", event, fn);
 	}
 	ret = write_str(path, "0");
 	if (ret)

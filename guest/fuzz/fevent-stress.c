@@ -9,7 +9,8 @@
  * sample module's fevent_sample_call() and vfs_read()), other threads:
  *
  *  - create and remove a function event and an exit event (its fields
- *    named through BTF) on fevent_sample_call(),
+ *    named through BTF) on fevent_sample_call(), and an entry and an exit
+ *    event over a pattern that matches it,
  *  - enable and disable them, in the top instance and in an instance, one
  *    by one and with group writes (events/functions/enable, one batch),
  *  - create and remove that instance,
@@ -39,6 +40,9 @@
 #define INST		TRACEFS "/instances/fbe_stress"
 #define CALL_DEF	"fevent_sample_call(int id[0], int seq, string msg)"
 #define EXIT_DEF	"fevent_sample_call%return(item->id, seq, string msg, $retval)"
+/* Events over a pattern that matches fevent_sample_call() among others */
+#define GLOB_DEF	"F:fbe_glob fevent_sample_[bc]*(NULL, int seq)"
+#define GLOBX_DEF	"F:fbe_globx fevent_sample_[bc]*%return(NULL, int seq, int $retval)"
 /*
  * In a group of its own: the group writes of the enabler do not touch it.
  * Listed with its module: "F:fbe_strict/bad fevent_sample:fevent_sample_bad(...)"
@@ -131,6 +135,15 @@ static void *definer(void *arg)
 		       write_str(FEVENTS, "-:fevent_sample_call__exit"),
 		       EBUSY, ENOENT, 0);
 		usleep(rand() % 1000);
+		expect("create glob", write_str(FEVENTS, GLOB_DEF), EEXIST, 0);
+		expect("create glob exit", write_str(FEVENTS, GLOBX_DEF),
+		       EEXIST, 0);
+		usleep(rand() % 2000);
+		expect("remove glob", write_str(FEVENTS, "-:fbe_glob"),
+		       EBUSY, ENOENT, 0);
+		expect("remove glob exit", write_str(FEVENTS, "-:fbe_globx"),
+		       EBUSY, ENOENT, 0);
+		usleep(rand() % 1000);
 	}
 	return NULL;
 }
@@ -143,6 +156,8 @@ static void *enabler(void *arg)
 		INST "/events/kprobes/fbe_stress/enable",
 		TRACEFS "/events/functions/fevent_sample_call__exit/enable",
 		INST "/events/functions/fevent_sample_call__exit/enable",
+		TRACEFS "/events/functions/fbe_glob/enable",
+		INST "/events/functions/fbe_globx/enable",
 		/* group writes: every function event at once, in one batch */
 		TRACEFS "/events/functions/enable",
 		INST "/events/functions/enable",
@@ -158,7 +173,7 @@ static void *enabler(void *arg)
 		 * definer removed them after the open) fails with EINVAL:
 		 * __ftrace_set_clr_event() of the base kernel
 		 */
-		int empty = n >= 5 ? EINVAL : ENOENT;
+		int empty = strstr(f, "/functions/enable") ? EINVAL : ENOENT;
 
 		char what[160];
 
@@ -333,6 +348,8 @@ int main(int argc, char **argv)
 	write_str(INST "/events/functions/fevent_sample_call/enable", "0");
 	write_str(TRACEFS "/events/functions/fevent_sample_call__exit/enable", "0");
 	write_str(INST "/events/functions/fevent_sample_call__exit/enable", "0");
+	write_str(TRACEFS "/events/functions/fbe_glob/enable", "0");
+	write_str(INST "/events/functions/fbe_globx/enable", "0");
 	write_str(TRACEFS "/events/functions/enable", "0");
 	write_str(INST "/events/functions/enable", "0");
 	rmdir(INST);

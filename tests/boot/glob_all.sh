@@ -1,0 +1,48 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# One function event over every traceable function, F:all *(): enabled,
+# it hooks every function ftrace lists with one update, records calls of
+# many while the system works, and the kernel keeps working (the verdict
+# fails the run on any report); disabled, it leaves nothing hooked.  It
+# records in an instance of its own: the other boot tests read the top
+# buffer.
+# Prints KTAP.
+cd /sys/kernel/tracing || exit 1
+. /fbe/boot/lib
+I=instances/globtest
+all() {
+	check "F:all *() is defined" \
+		sh -c 'echo "F:globtest/all *()" >> function_events' || return 1
+	mkdir $I || return 1
+	echo 0 > $I/tracing_on
+	echo 8192 > $I/buffer_size_kb
+	before=$(wc -l < enabled_functions)
+	funcs=$(wc -l < available_filter_functions)
+	check "enabled" sh -c "echo 1 > $I/events/globtest/all/enable" || return 1
+	echo "# $funcs functions; enabled_functions: $before lines before," \
+	     "$(wc -l < enabled_functions) with F:all"
+	check "every traceable function hooked" \
+		test "$(wc -l < enabled_functions)" = "$funcs" || return 1
+	echo 1 > $I/tracing_on
+	dd if=/proc/self/status of=/dev/null bs=64 count=2 2> /dev/null
+	echo 0 > $I/tracing_on
+	nf=$(grep ' all: ' $I/trace | sed 's/.*->\([^ (]*\)(.*/\1/' | sort -u | wc -l)
+	echo "# dd: calls of $nf different functions recorded"
+	check "calls of at least 200 different functions" test "$nf" -ge 200 || return 1
+	check "dd's read among them" \
+		grep -q ' dd-.* all: .*->vfs_read()$' $I/trace || return 1
+	: "the system goes on working with it enabled"
+	echo 1 > $I/tracing_on
+	for i in 1 2 3; do
+		ls /proc > /dev/null
+		cat /proc/self/maps > /dev/null
+	done
+	check "disabled" sh -c "echo 0 > $I/events/globtest/all/enable" || return 1
+	check "nothing of it hooked any more" \
+		test "$(wc -l < enabled_functions)" = "$before" || return 1
+	rmdir $I || return 1
+	check "removed" sh -c 'echo "-:globtest/all" >> function_events' || return 1
+}
+echo "1..1"
+t "an event over every function (F:all *()) records and leaves" all
+exit $fail
