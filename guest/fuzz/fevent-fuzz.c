@@ -759,7 +759,14 @@ static void run_one(struct target *t, unsigned int iter, struct def *d)
 		t->rejected++;
 		t->errnos[-ret & 255]++;
 		read_file(TRACEFS "/error_log", errlog, sizeof(errlog));
-		saved = strstr(errlog, t->errtag) != NULL;
+		/*
+		 * An event over a pattern names the function a field was
+		 * compiled for: "function_events: FUNCTION: error:"
+		 */
+		saved = strstr(errlog, t->errtag) != NULL ||
+			(!strcmp(t->group, "functions") &&
+			 strstr(errlog, "] function_events: ") &&
+			 strstr(errlog, ": error: "));
 		t->logged += saved;
 		/*
 		 * The command parser all dynamic event files share

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # One function event over every traceable function, F:all *(): enabled,
 # it hooks every function ftrace lists with one update, records calls of
-# many while the system works, and the kernel keeps working (the verdict
-# fails the run on any report); disabled, it leaves nothing hooked.  It
+# many while the system works, and the kernel keeps working: make run's
+# demo checks its values while it is enabled, and the verdict fails the
+# run on any report; disabled, it leaves nothing hooked.  It
 # records in an instance of its own: the other boot tests read the top
 # buffer.
 # Prints KTAP.
@@ -31,12 +32,13 @@ all() {
 	check "calls of at least 200 different functions" test "$nf" -ge 200 || return 1
 	check "dd's read among them" \
 		grep -q ' dd-.* all: .*->vfs_read()$' $I/trace || return 1
-	: "the system goes on working with it enabled"
+	: "the system goes on working with it enabled: the demo checks its values"
 	echo 1 > $I/tracing_on
-	for i in 1 2 3; do
-		ls /proc > /dev/null
-		cat /proc/self/maps > /dev/null
-	done
+	/fbe/demo > /tmp/demo-all.out 2>&1
+	rc=$?
+	check "the demo checked all its values with F:all enabled" \
+		test "$(grep -c '   ok: ' /tmp/demo-all.out)" = 9 || return 1
+	check "the demo exits 0 with F:all enabled" test $rc = 0 || return 1
 	check "disabled" sh -c "echo 0 > $I/events/globtest/all/enable" || return 1
 	check "nothing of it hooked any more" \
 		test "$(wc -l < enabled_functions)" = "$before" || return 1
