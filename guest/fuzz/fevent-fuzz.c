@@ -559,6 +559,27 @@ static void anomaly(struct target *t, unsigned int iter, const struct def *d,
 }
 
 /*
+ * The function of a function event's listing, from @start to @end into
+ * @func: without its "module:" and its "%return".  Returns whether it
+ * had "%return".
+ */
+static int listed_func(const char *start, const char *end, char *func)
+{
+	char *p;
+
+	memcpy(func, start, end - start);
+	func[end - start] = '\0';
+	/* a function of a module is listed as "module:func(...)" */
+	p = strchr(func, ':');
+	if (p)
+		memmove(func, p + 1, strlen(p));
+	p = strstr(func, "%return");
+	if (p)
+		*p = '\0';
+	return p != NULL;
+}
+
+/*
  * "func(...)" -> functions/func; "p:kprobes/fz1 func ..." -> kprobes/fz1
  * (the group as listed: kprobe events take any group name)
  */
@@ -566,6 +587,7 @@ static int parse_line(struct target *t, const char *line, char *group,
 		      char *event, char *func, size_t size)
 {
 	const char *c, *p, *e;
+	int ret;
 
 	strcpy(group, t->group);
 	/* "F:GROUP/EVENT PATTERN(...)": an event over a pattern */
@@ -580,34 +602,19 @@ static int parse_line(struct target *t, const char *line, char *group,
 		group[p - line - 2] = '\0';
 		memcpy(event, p + 1, e - p - 1);
 		event[e - p - 1] = '\0';
-		memcpy(func, e + 1, c - e - 1);
-		func[c - e - 1] = '\0';
-		p = strchr(func, ':');
-		if (p)
-			memmove(func, p + 1, strlen(p));
-		p = strstr(func, "%return");
-		if (p)
-			*(char *)p = '\0';
+		listed_func(e + 1, c, func);
 		return 0;
 	}
 	if (!strcmp(t->group, "functions")) {
 		e = strchr(line, '(');
 		if (!e || (size_t)(e - line) >= size)
 			return -1;
-		memcpy(func, line, e - line);
-		func[e - line] = '\0';
-		/* a function of a module is listed as "module:func(...)" */
-		p = strchr(func, ':');
-		if (p)
-			memmove(func, p + 1, strlen(p));
 		/* "func%return(...)" -> functions/func__exit */
-		p = strstr(func, "%return");
-		if (p)
-			*(char *)p = '\0';
+		ret = listed_func(line, e, func);
 		if (strlen(func) + 7 > size)
 			return -1;
 		strcpy(event, func);
-		if (p)
+		if (ret)
 			strcat(event, "__exit");
 		for (p = event; *p; p++)
 			if (*p == '.')
