@@ -18,13 +18,13 @@ SEED ?=
 
 .PHONY: all check run deps base tree build export check-export \
 	check-patches check-bisect check-debug fuzz check-docs docs-png bench check-arches \
-	bench-build hitprofile clean distclean help
+	bench-build hitprofile check-abi32 clean distclean help
 
 all: check
 
 help:
 	@sed -n '1,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
-	@echo 'other targets: deps base tree build export check-export check-patches check-bisect check-debug fuzz check-docs docs-png bench check-arches hitprofile clean'
+	@echo 'other targets: deps base tree build export check-export check-patches check-bisect check-debug fuzz check-docs docs-png bench check-arches check-abi32 hitprofile clean'
 
 deps:
 	@t0=$$(date +%s) && scripts/deps.sh && echo "=== phase deps: $$(( $$(date +%s) - t0 ))s"
@@ -79,9 +79,16 @@ hitprofile: bench-build
 	@scripts/deps.sh gdb
 	@/usr/bin/python3 scripts/hitprofile.py --obj $(BENCH_OBJ) --cases $(CASES) $(if $(DIFF),--diff $(DIFF))
 
-# The series' files with W=1 on x86_64, i386, arm64, riscv64 and s390x
+# The series' files with W=1 on x86_64, i386, arm64, riscv64, s390x,
+# riscv32 and powerpc32
 check-arches: tree
 	@t0=$$(date +%s) && scripts/check-arches.sh && echo "=== phase check-arches: $$(( $$(date +%s) - t0 ))s"
+
+# A 32-bit kernel (powerpc32, big-endian, 64-bit arguments in register
+# pairs) with and without BTF, booted with a nolibc init that checks what
+# function events record
+check-abi32: tree
+	@scripts/check-abi32.sh
 
 check-export:
 	@scripts/export.sh --check && echo "patches/ matches build/linux"

@@ -8,12 +8,19 @@
 # tracing code still builds).
 #   ARCHES="arm64 riscv64" scripts/check-arches.sh
 . "$(dirname "$0")/common.sh"
-ARCHES=${ARCHES:-x86_64 i386 arm64 riscv64 s390x}
-# arch: kernel ARCH, cross compiler prefix, Debian package, function events
-declare -A KARCH=([x86_64]=x86 [i386]=i386 [arm64]=arm64 [riscv64]=riscv [s390x]=s390)
-declare -A CROSS=([x86_64]= [i386]= [arm64]=aarch64-linux-gnu- [riscv64]=riscv64-linux-gnu- [s390x]=s390x-linux-gnu-)
-declare -A PKG=([x86_64]=gcc [i386]=gcc [arm64]=gcc-aarch64-linux-gnu [riscv64]=gcc-riscv64-linux-gnu [s390x]=gcc-s390x-linux-gnu)
-declare -A FEVENTS=([x86_64]=y [i386]=n [arm64]=y [riscv64]=y [s390x]=y)
+ARCHES=${ARCHES:-x86_64 i386 arm64 riscv64 s390x riscv32 ppc32}
+# arch: kernel ARCH, cross compiler prefix, Debian package, function
+# events, what selects the word size (riscv32 and ppc32: 64-bit arguments
+# in two registers)
+declare -A KARCH=([x86_64]=x86 [i386]=i386 [arm64]=arm64 [riscv64]=riscv [s390x]=s390
+		  [riscv32]=riscv [ppc32]=powerpc)
+declare -A CROSS=([x86_64]= [i386]= [arm64]=aarch64-linux-gnu- [riscv64]=riscv64-linux-gnu-
+		  [s390x]=s390x-linux-gnu- [riscv32]=riscv64-linux-gnu- [ppc32]=powerpc-linux-gnu-)
+declare -A PKG=([x86_64]=gcc [i386]=gcc [arm64]=gcc-aarch64-linux-gnu [riscv64]=gcc-riscv64-linux-gnu
+		[s390x]=gcc-s390x-linux-gnu [riscv32]=gcc-riscv64-linux-gnu [ppc32]=gcc-powerpc-linux-gnu)
+declare -A FEVENTS=([x86_64]=y [i386]=n [arm64]=y [riscv64]=y [s390x]=y [riscv32]=y [ppc32]=y)
+declare -A BITS=([x86_64]=CONFIG_64BIT=y [i386]= [arm64]=CONFIG_64BIT=y [riscv64]=CONFIG_64BIT=y
+		 [s390x]=CONFIG_64BIT=y [riscv32]=CONFIG_ARCH_RV32I=y [ppc32]=CONFIG_PPC32=y)
 [ -d "$TREE/.git" ] || die "no build/linux (make tree)"
 pkgs=
 for a in $ARCHES; do pkgs="$pkgs ${PKG[$a]}"; done
@@ -32,7 +39,7 @@ for a in $ARCHES; do
 		mkdir -p "$obj" "$LOGS"
 		{
 			echo "CONFIG_SMP=y"; echo "CONFIG_MODULES=y"
-			[ "$a" = i386 ] || echo "CONFIG_64BIT=y"
+			[ -z "${BITS[$a]}" ] || echo "${BITS[$a]}"
 			for o in FTRACE FUNCTION_TRACER FUNCTION_GRAPH_TRACER DYNAMIC_FTRACE \
 				KPROBES KPROBE_EVENTS PERF_EVENTS DEBUG_FS BPF_SYSCALL \
 				FUNCTION_EVENTS SAMPLES; do
