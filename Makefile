@@ -18,13 +18,13 @@ SEED ?=
 
 .PHONY: all check run deps base tree build export check-export \
 	check-patches check-bisect check-debug fuzz check-docs docs-png bench check-arches \
-	bench-build hitprofile check-abi32 clean distclean help
+	bench-build hitprofile check-nolibc clean distclean help
 
 all: check
 
 help:
 	@sed -n '1,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
-	@echo 'other targets: deps base tree build export check-export check-patches check-bisect check-debug fuzz check-docs docs-png bench check-arches check-abi32 hitprofile clean'
+	@echo 'other targets: deps base tree build export check-export check-patches check-bisect check-debug fuzz check-docs docs-png bench check-arches check-nolibc hitprofile clean'
 
 deps:
 	@t0=$$(date +%s) && scripts/deps.sh && echo "=== phase deps: $$(( $$(date +%s) - t0 ))s"
@@ -84,11 +84,12 @@ hitprofile: bench-build
 check-arches: tree
 	@t0=$$(date +%s) && scripts/check-arches.sh && echo "=== phase check-arches: $$(( $$(date +%s) - t0 ))s"
 
-# A 32-bit kernel (powerpc32, big-endian, 64-bit arguments in register
-# pairs) with and without BTF, booted with a nolibc init that checks what
-# function events record
-check-abi32: tree
-	@scripts/check-abi32.sh
+# Function events where Debian has no user space (scripts/arch.py's
+# NOLIBC): a 32-bit powerpc kernel (64-bit arguments in register pairs)
+# and a riscv64 one (exit events on fgraph), with and without BTF, each
+# booted with a nolibc init that checks what function events record
+check-nolibc: tree
+	@scripts/check-nolibc.sh
 
 check-export:
 	@scripts/export.sh --check && echo "patches/ matches build/linux"

@@ -9,8 +9,13 @@ console, how a guest reaches the host's test queue, and where the
 guest's user space comes from.  The other modules ask an Arch, never
 the architecture's name.
 
+The architectures Debian has no user space of (make check-nolibc) are
+in NOLIBC: their guest's init is one static program on the kernel's
+nolibc, and make check does not run there.
+
   arch.py shell ARCH   the build's variables, for scripts/build.sh
   arch.py list         the architectures, one a line
+  arch.py nolibc NAME  a NOLIBC architecture's variables
 """
 
 import os
@@ -55,6 +60,8 @@ class Arch:
     # a breakpoint, which costs none: make bench compares creation
     # times with kprobe events only where they pay the same)
     kprobes_on_ftrace: bool = False
+    # QEMU's CPU under TCG, where "max" is not the one
+    cpu: str = ''
 
     @property
     def userland_root(self):
@@ -96,6 +103,8 @@ class Arch:
 
     @property
     def tcg_cpu(self):
+        if self.cpu:
+            return self.cpu
         # arm64: "max" emulates pointer authentication with QARMA, which
         # makes every function entry and return several times slower
         # under TCG; the cheap implementation-defined algorithm keeps the
@@ -145,6 +154,40 @@ ARCHES = {
 }
 
 
+# Booted by make check-nolibc, with guest/nolibc/fevent-test.c as init:
+# a 32-bit big-endian ABI that passes 64-bit arguments in register pairs
+# that start at an even register, and a 64-bit one whose exit events run
+# on fgraph with its ftrace_regs.  No queue: the init is the test.
+NOLIBC = {
+    'ppc32': Arch(
+        name='ppc32', karch='powerpc', cross='powerpc-linux-gnu-',
+        target='vmlinux', image='vmlinux', debian='powerpc',
+        qemu='qemu-system-ppc', machine=['-machine', 'ppce500'],
+        cpu='e500mc', console='ttyS0', queue_tty='',
+        host_pkgs=('gcc-powerpc-linux-gnu', 'qemu-system-ppc'),
+        cc='powerpc-linux-gnu-gcc',
+        arg_regs=tuple(f'%r{n}' for n in range(3, 11))),
+    'riscv64': Arch(
+        name='riscv64', karch='riscv', cross='riscv64-linux-gnu-',
+        target='Image', image='arch/riscv/boot/Image', debian='riscv64',
+        qemu='qemu-system-riscv64',
+        # OpenSBI, from Debian's opensbi package
+        machine=['-machine', 'virt', '-bios', 'default'],
+        cpu='rv64',     # QEMU 7.2 has no riscv "max"
+        console='ttyS0', queue_tty='',
+        host_pkgs=('gcc-riscv64-linux-gnu', 'qemu-system-misc', 'opensbi'),
+        cc='riscv64-linux-gnu-gcc',
+        arg_regs=tuple(f'%a{n}' for n in range(8)), ftrace_insn_len=8),
+}
+
+
+def get_nolibc(name):
+    """The NOLIBC Arch of name; exits on an unknown one."""
+    if name not in NOLIBC:
+        sys.exit(f'error: {name}: make check-nolibc knows {", ".join(NOLIBC)}')
+    return NOLIBC[name]
+
+
 def get(name=None):
     """The Arch of name (default: $ARCH, else x86_64); exits on an
     unknown one."""
@@ -181,6 +224,14 @@ def main(argv):
                      ('CROSS', a.cross), ('KTARGET', a.target),
                      ('KIMAGE', a.image), ('ARCH_CONFIG', a.config),
                      ('ARCH_OBJ', a.obj(build)), ('DEBIAN_ARCH', a.debian)):
+            print(f"{k}='{v}'")
+        return 0
+    if len(argv) == 3 and argv[1] == 'nolibc':
+        a = get_nolibc(argv[2])
+        for k, v in (('KARCH', a.karch), ('CROSS', a.cross),
+                     ('KTARGET', a.target), ('KIMAGE', a.image),
+                     ('ARCH_CONFIG', a.config),
+                     ('HOST_PKGS', ' '.join(a.host_pkgs))):
             print(f"{k}='{v}'")
         return 0
     if len(argv) == 2 and argv[1] == 'list':

@@ -240,6 +240,25 @@ def arch_cases(result):
         result(ok, f'initramfs: {a.name} archive has its own busybox and /bin/sh, '
                'and the queue device',
                f'busybox {elf_machine(bb)}, sh {elf_machine(sh)}, queue-tty {tty!r}')
+    for a in arch.NOLIBC.values():
+        cmd = a.qemu_cmd('/k/' + a.image, '/i', 'tcg', f'console={a.console}', 1, 512)
+        ok = (cmd[0] == a.qemu and cmd[cmd.index('-kernel') + 1].endswith(a.image) and
+              cmd[cmd.index('-cpu') + 1] == (a.cpu or 'max') and
+              cmd[cmd.index('-machine') + 1] == a.machine[1] and
+              a.name not in arch.ARCHES and os.path.exists(a.config))
+        result(ok, f'arch: nolibc {a.name} boots {a.image} on {a.machine[1]}, '
+               'and make check does not take it', str(cmd))
+    # make check-nolibc's console: its init prints no ftracetest summary
+    lines = ['FBE-INIT', 'KTAP version 1', '1..2', 'ok 1 the sample module loads',
+             'ok 2 u32 b # SKIP 32-bit without BTF', 'FBE-TAINT 0', 'FBE-DMESG-BEGIN',
+             '<6>[    0.1] Run /init as init process', 'FBE-DMESG-END', 'FBE-DONE rc=0']
+    v = qemu.judge(lines, 'done', ftracetest=False)
+    bad = qemu.judge(replace(lines, 'ok 1 the sample module loads',
+                             ['not ok 1 the sample module loads']), 'done',
+                     ftracetest=False)
+    result(v.ok and (v.npass, v.nskip) == (1, 1) and not bad.ok,
+           'a nolibc guest passes without an ftracetest summary, and fails a case',
+           f'{v.problems} {bad.problems}')
     try:
         got = (arch.get('aarch64').name, arch.get('x86').name)
     except SystemExit as e:
@@ -253,7 +272,7 @@ def arch_cases(result):
            "arch: the kernel's names are known, an unknown one is refused", str(got))
 
 
-NR_ARCH_CASES = 3 * len(arch.ARCHES) + 1
+NR_ARCH_CASES = 3 * len(arch.ARCHES) + len(arch.NOLIBC) + 2
 
 
 def main():

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""make check-abi32's guest: one 32-bit powerpc kernel booted with
-guest/abi32/abi32-test.c as its init (scripts/check-abi32.sh builds the
-kernel).  The init is built with the kernel's nolibc and the headers of
-the kernel it runs on; its console is streamed, KTAP and the kernel's
-reports judged by scripts/verdict.py as make check's guests are.
+"""make check-nolibc's guest: a kernel of an architecture Debian has no
+user space of (scripts/arch.py's NOLIBC), booted with
+guest/nolibc/fevent-test.c as its init (scripts/check-nolibc.sh builds
+the kernel).  The init is built with the kernel's nolibc and the headers
+of the kernel it runs on; the exact QEMU command is printed, the console
+streamed, and KTAP and the kernel's reports judged by scripts/verdict.py
+as make check's guests are.
 
-  abi32.py --obj build/obj-ppc32-btfy --btf y
+  nolibc.py --arch ppc32 --obj build/obj-ppc32-btfy --btf y
 """
 
 import argparse
@@ -20,24 +22,24 @@ import sys
 import tempfile
 import time
 
+import arch as arches
 import initramfs
 import verdict
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TREE = os.path.join(TOP, 'build', 'linux')
-CROSS = 'powerpc-linux-gnu-'
-SOURCE = os.path.join(TOP, 'guest', 'abi32', 'abi32-test.c')
+SOURCE = os.path.join(TOP, 'guest', 'nolibc', 'fevent-test.c')
 
 
-def build_init(obj):
+def build_init(a, obj):
     """The init program, static, on nolibc: its path."""
     hdr = os.path.join(obj, 'hdr')
-    subprocess.run(['make', '-s', '-C', TREE, f'O={obj}', 'ARCH=powerpc',
-                    f'CROSS_COMPILE={CROSS}', 'headers_install',
+    subprocess.run(['make', '-s', '-C', TREE, f'O={obj}', f'ARCH={a.karch}',
+                    f'CROSS_COMPILE={a.cross}', 'headers_install',
                     f'INSTALL_HDR_PATH={hdr}'], check=True)
     nolibc = os.path.join(TREE, 'tools', 'include', 'nolibc')
-    out = os.path.join(obj, 'abi32-init')
-    subprocess.run([CROSS + 'gcc', '-Os', '-static', '-nostdlib', '-Wall',
+    out = os.path.join(obj, 'fevent-test')
+    subprocess.run([a.cc, '-Os', '-static', '-nostdlib', '-Wall',
                     '-Werror', '-fno-stack-protector',
                     '-fno-asynchronous-unwind-tables',
                     '-include', os.path.join(nolibc, 'nolibc.h'),
@@ -58,14 +60,6 @@ def make_initrd(obj, init, out):
             os.mknod(os.path.join(stage, 'dev', name),
                      stat.S_IFCHR | 0o600, os.makedev(major, minor))
         initramfs.write_cpio_gz(stage, out)
-
-
-def qemu_cmd(obj, initrd, btf):
-    return ['qemu-system-ppc', '-machine', 'ppce500', '-cpu', 'e500mc',
-            '-m', '512', '-smp', '1', '-accel', 'tcg',
-            '-kernel', os.path.join(obj, 'vmlinux'), '-initrd', initrd,
-            '-append', f'console=ttyS0 panic=-1 abi32.btf={btf}',
-            '-nographic', '-no-reboot', '-nic', 'none']
 
 
 def boot(cmd, logpath, timeout):
@@ -104,24 +98,29 @@ def boot(cmd, logpath, timeout):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--arch', required=True, choices=list(arches.NOLIBC))
     ap.add_argument('--obj', required=True)
     ap.add_argument('--btf', choices=('y', 'n'), required=True)
     ap.add_argument('--timeout', type=int, default=600)
     args = ap.parse_args()
+    a = arches.get_nolibc(args.arch)
     obj = os.path.realpath(args.obj)
-    init = build_init(obj)
-    initrd = os.path.join(obj, 'abi32-initrd.gz')
+    init = build_init(a, obj)
+    initrd = os.path.join(obj, 'fevent-test-initrd.gz')
     make_initrd(obj, init, initrd)
-    cmd = qemu_cmd(obj, initrd, args.btf)
-    print('abi32: ' + shlex.join(cmd), flush=True)
+    cmd = a.qemu_cmd(os.path.join(obj, a.image), initrd, 'tcg',
+                     f'console={a.console} panic=-1 fevent.btf={args.btf}',
+                     1, 512)
+    name = f'nolibc {a.name} btf={args.btf}'
+    print(f'{name}: ' + shlex.join(cmd), flush=True)
     logdir = os.path.join(TOP, 'build', 'logs')
     os.makedirs(logdir, exist_ok=True)
-    lines, status = boot(cmd, os.path.join(logdir, f'abi32-btf{args.btf}.log'),
-                         args.timeout)
+    log = os.path.join(logdir, f'console-nolibc-{a.name}-btf{args.btf}.log')
+    lines, status = boot(cmd, log, args.timeout)
     v = verdict.judge(lines, status, ftracetest=False)
     for p in v.problems:
-        print(f'abi32 btf={args.btf}: FAIL: {p}')
-    print(f'abi32 btf={args.btf}: {v.npass} passed, {v.nfail} failed')
+        print(f'{name}: FAIL: {p}')
+    print(f'{name}: {v.npass} passed, {v.nfail} failed')
     return 0 if v.ok and v.npass else 1
 
 
