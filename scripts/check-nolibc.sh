@@ -8,14 +8,14 @@
 # which checks what function events record against known values and a
 # kprobe event reading the registers, and prints KTAP.
 # scripts/verdict.py judges the console as make check's: a failed case or
-# any kernel report fails it.  Ends with "N passed, N failed".
+# any kernel report fails it.  Ends with "N passed, N failed, N skipped".
 #   [NOLIBC_ARCHES="ppc32"] [BTF="y n"] scripts/check-nolibc.sh
 . "$(dirname "$0")/common.sh"
 set -o pipefail
 [ -d "$TREE/.git" ] || die "no build/linux (make tree)"
 export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache} CCACHE_BASEDIR=$TOP CCACHE_NOHASHDIR=1
 t_all=$(date +%s)
-bad=0 pass=0 fail=0
+bad=0 pass=0 fail=0 skip=0
 for a in ${NOLIBC_ARCHES:-ppc32 riscv64}; do
 	eval "$(python3 "$TOP/scripts/arch.py" nolibc "$a")" || die "unknown $a"
 	# shellcheck disable=SC2086
@@ -53,6 +53,7 @@ for a in ${NOLIBC_ARCHES:-ppc32 riscv64}; do
 		if [ -n "$line" ]; then
 			pass=$((pass + $(echo "$line" | awk '{print $4}')))
 			fail=$((fail + $(echo "$line" | awk '{print $6}')))
+			skip=$((skip + $(echo "$line" | awk '{print $8}')))
 		else
 			fail=$((fail + 1))
 		fi
@@ -60,5 +61,5 @@ for a in ${NOLIBC_ARCHES:-ppc32 riscv64}; do
 done
 echo "nolibc $(( $(date +%s) - t_all ))" >> "$LOGS/times"
 [ $bad = 0 ] && [ $fail = 0 ] || bad=1
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, $skip skipped"
 [ $bad = 0 ] || die "check-nolibc failed"

@@ -120,7 +120,7 @@ def main():
     v = verdict.judge(lines, status, ftracetest=False)
     for p in v.problems:
         print(f'{name}: FAIL: {p}')
-    print(f'{name}: {v.npass} passed, {v.nfail} failed')
+    print(f'{name}: {v.npass} passed, {v.nfail} failed, {v.nskip} skipped')
     return 0 if v.ok and v.npass else 1
 
 

@@ -3,7 +3,7 @@
  * make check-nolibc's init: function events where Debian has no user
  * space.  Built with the kernel's nolibc, it loads the sample module,
  * defines function events on fevent_sample_wide(int a, u64 b, int c,
- * u64 d) and vfs_llseek(), calls them, and checks what they record
+ * u64 d) and null_lseek(), calls them, and checks what they record
  * against the values passed, against the sample's TRACE_EVENT(), and on
  * powerpc32 against a kprobe event that reads the registers themselves.  On powerpc32, a 32-bit big-endian ABI, b and d
  * take the register pairs r5:r6 and r9:r10; on riscv64 exit events run
@@ -168,7 +168,7 @@ static void record(const char *name, const char *def, const char *event,
 	}
 	strcpy(strcpy(path + strlen(path), event) + strlen(event), "/enable");
 	ok = !put(path, "1", 0);
-	if (!find(def, "llseek"))
+	if (!find(def, "lseek"))
 		ok = ok && !put(WIDE, "2", 0);
 	else
 		ok = ok && !seek_far();
@@ -207,7 +207,7 @@ static const char *const by_position[] = {
 };
 
 static const char *const llseek[] = {
-	"->vfs_llseek(offset=5242880000, whence=1)",
+	"->null_lseek(offset=5242880000, orig=1)",
 	NULL
 };
 
@@ -304,8 +304,8 @@ int main(void)
 	record("by position: u64 b and x64 d take two registers each",
 	       "fevent_sample_wide(int a, u64 b, int c, x64 d)",
 	       "fevent_sample_wide", by_position);
-	record("a kernel function: vfs_llseek()'s loff_t offset, and whence after it",
-	       "vfs_llseek(NULL, s64 offset, int whence)", "vfs_llseek", llseek);
+	record("a kernel function: null_lseek()'s loff_t offset, and orig after it",
+	       "null_lseek(NULL, s64 offset, int orig)", "null_lseek", llseek);
 	if (EXIT_EVENTS)
 		record("an exit event: a and b read at the entry, the 64-bit $retval",
 		       "fevent_sample_wide%return(int a, u64 b, NULL, NULL, x64 $retval)",
