@@ -13,17 +13,15 @@ as make check's guests are.
 
 import argparse
 import os
-import shlex
 import shutil
-import signal
 import stat
 import subprocess
 import sys
 import tempfile
-import time
 
 import arch as arches
 import initramfs
+import qemu
 import verdict
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -62,40 +60,6 @@ def make_initrd(obj, init, out):
         initramfs.write_cpio_gz(stage, out)
 
 
-def boot(cmd, logpath, timeout):
-    """Run the guest, its console streamed to stdout and logpath, until
-    it prints FBE-DONE and its dmesg (or times out): its lines and how
-    it ended."""
-    lines, status = [], 'timeout'
-    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            start_new_session=True)
-    deadline = time.monotonic() + timeout
-
-    def on_alarm(*_):
-        os.killpg(proc.pid, signal.SIGKILL)
-    signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(timeout)
-    with open(logpath, 'w') as log:
-        for raw in proc.stdout:
-            s = raw.decode(errors='replace').rstrip('\r\n')
-            lines.append(s)
-            log.write(s + '\n')
-            print(s, flush=True)
-            if 'FBE-DONE' in s:
-                status = 'done'
-            if status == 'done' and 'FBE-DMESG-END' in ''.join(lines[-3:]):
-                break
-    signal.alarm(0)
-    # the guest powers off; a kernel that cannot is stopped here
-    try:
-        proc.wait(timeout=max(1, min(10, deadline - time.monotonic())))
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-    return lines, status
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--arch', required=True, choices=list(arches.NOLIBC))
@@ -108,15 +72,18 @@ def main():
     init = build_init(a, obj)
     initrd = os.path.join(obj, 'fevent-test-initrd.gz')
     make_initrd(obj, init, initrd)
-    cmd = a.qemu_cmd(os.path.join(obj, a.image), initrd, 'tcg',
-                     f'console={a.console} panic=-1 fevent.btf={args.btf}',
-                     1, 512)
     name = f'nolibc {a.name} btf={args.btf}'
-    print(f'{name}: ' + shlex.join(cmd), flush=True)
     logdir = os.path.join(TOP, 'build', 'logs')
     os.makedirs(logdir, exist_ok=True)
     log = os.path.join(logdir, f'console-nolibc-{a.name}-btf{args.btf}.log')
-    lines, status = boot(cmd, log, args.timeout)
+    # make check's boot, on this architecture; it prints the QEMU command.
+    # powerpc32 halts without QEMU exiting: the guest's last line ends it.
+    qemu.ARCH = a
+    lines, status = qemu.boot(obj, initrd,
+                              f'console={a.console} panic=-1 fevent.btf={args.btf}',
+                              log, args.timeout, smp=1, mem=512, echo=True,
+                              stall=args.timeout,
+                              finished=lambda s: 'FBE-DONE' in s)
     v = verdict.judge(lines, status, ftracetest=False)
     for p in v.problems:
         print(f'{name}: FAIL: {p}')

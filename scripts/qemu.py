@@ -124,9 +124,12 @@ KVM_FIRST_LINE = 10
 
 
 def boot(obj, initrd, cmdline, logpath, timeout, smp=2, mem=2048,
-         echo=False, extra_qemu=(), stall=1200, on_line=None, quiet=False):
+         echo=False, extra_qemu=(), stall=1200, on_line=None, quiet=False,
+         finished=None):
     """Boot and collect the console (escape sequences stripped).
-    Returns (lines, status); on_line(line) is called for every line."""
+    Returns (lines, status); on_line(line) is called for every line.
+    finished(line), if given, says the guest is done: QEMU is stopped
+    there (status 'done'), for a guest that halts without powering off."""
     accels = ['kvm', 'tcg'] if kvm_usable() else ['tcg']
     for accel in accels:
         cmd = qemu_cmd(obj, initrd, accel, cmdline, smp, mem) + list(extra_qemu)
@@ -185,7 +188,11 @@ def boot(obj, initrd, cmdline, logpath, timeout, smp=2, mem=2048,
                             seen_init = True
                         if on_line:
                             on_line(s)
+                        if finished and finished(s):
+                            status = 'done'
                     logf.flush()
+                    if status == 'done':
+                        break
             finally:
                 if p.poll() is None:
                     p.kill()
