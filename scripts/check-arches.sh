@@ -2,10 +2,13 @@
 # make check-arches: the series' C files built with W=1 for every
 # architecture Debian has a cross compiler for, each on a tracing config
 # with and without BTF.  A warning or an error in a file the series
-# changes fails it; so does an architecture where FUNCTION_EVENTS, or
-# its absence, is not what Kconfig should give (i386 has no
-# DYNAMIC_FTRACE_WITH_ARGS: no function events, and the rest of the
-# tracing code still builds).
+# changes fails it; so does an architecture where FUNCTION_EVENTS or
+# FUNCTION_EXIT_EVENTS, or its absence, is not what Kconfig should give
+# (i386 has no DYNAMIC_FTRACE_WITH_ARGS: no function events, and the rest
+# of the tracing code still builds; exit events exist where the function
+# graph entry passes the argument registers, HAVE_FUNCTION_GRAPH_ENTRY_FREGS:
+# not on s390 and powerpc; loongarch, which Debian 12 has no compiler for,
+# does not select it either).
 #   ARCHES="arm64 riscv64" scripts/check-arches.sh
 . "$(dirname "$0")/common.sh"
 ARCHES=${ARCHES:-x86_64 i386 arm64 riscv64 s390x riscv32 ppc32}
@@ -19,6 +22,7 @@ declare -A CROSS=([x86_64]= [i386]= [arm64]=aarch64-linux-gnu- [riscv64]=riscv64
 declare -A PKG=([x86_64]=gcc [i386]=gcc [arm64]=gcc-aarch64-linux-gnu [riscv64]=gcc-riscv64-linux-gnu
 		[s390x]=gcc-s390x-linux-gnu [riscv32]=gcc-riscv64-linux-gnu [ppc32]=gcc-powerpc-linux-gnu)
 declare -A FEVENTS=([x86_64]=y [i386]=n [arm64]=y [riscv64]=y [s390x]=y [riscv32]=y [ppc32]=y)
+declare -A FEXIT=([x86_64]=y [i386]=n [arm64]=y [riscv64]=y [s390x]=n [riscv32]=y [ppc32]=n)
 declare -A BITS=([x86_64]=CONFIG_64BIT=y [i386]= [arm64]=CONFIG_64BIT=y [riscv64]=CONFIG_64BIT=y
 		 [s390x]=CONFIG_64BIT=y [riscv32]=CONFIG_ARCH_RV32I=y [ppc32]=CONFIG_PPC32=y)
 [ -d "$TREE/.git" ] || die "no build/linux (make tree)"
@@ -67,6 +71,11 @@ for a in $ARCHES; do
 			say "$a btf=$btf: FUNCTION_EVENTS=$got, expected ${FEVENTS[$a]}"
 			bad=1
 		fi
+		gotx=$(grep -q '^CONFIG_FUNCTION_EXIT_EVENTS=y' "$obj/.config" && echo y || echo n)
+		if [ "$gotx" != "${FEXIT[$a]}" ]; then
+			say "$a btf=$btf: FUNCTION_EXIT_EVENTS=$gotx, expected ${FEXIT[$a]}"
+			bad=1
+		fi
 		# shellcheck disable=SC2086
 		if ! "${k[@]}" -j"$JOBS" W=1 $dirs > "$log" 2>&1; then
 			say "$a btf=$btf: the build failed (log: ${log#"$TOP"/})"
@@ -82,7 +91,7 @@ for a in $ARCHES; do
 		done
 		n=$((n + 1))
 		[ $w = 0 ] || { say "$a btf=$btf: a warning in a file the series changes"; bad=1; }
-		echo "check-arches: $a btf=$btf: FUNCTION_EVENTS=$got, $dirs built with W=1$([ $w = 0 ] && echo ', no warning in the series'\'' files')"
+		echo "check-arches: $a btf=$btf: FUNCTION_EVENTS=$got FUNCTION_EXIT_EVENTS=$gotx, $dirs built with W=1$([ $w = 0 ] && echo ', no warning in the series'\'' files')"
 	done
 done
 [ $bad = 0 ] || die "check-arches failed"

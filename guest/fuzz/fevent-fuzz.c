@@ -429,6 +429,7 @@ static void mutate(struct def *d)
 		"99999999999999999999", "-1", "string", "symbol", "x64", "char[",
 		"=", " ", "\t", "#", "\"", "\\", "0xffffffffffffffff", "[0]",
 		"+8", "u8[64]", "->", ".", "%return", "$retval", "[1]", "->id",
+		"$entry(", "$entry($retval)", "$entry($entry(",
 	};
 	static const char *const pads[] = { ", int a", "[0]", "A", " ", "+8" };
 	unsigned int k, ops = 1 + rnd(4);

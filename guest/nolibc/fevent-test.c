@@ -23,7 +23,7 @@ static int ntest, nfail, btf;
 
 #if defined(__powerpc__) && !defined(__powerpc64__)
 #define ABI32		1
-#define EXIT_EVENTS	0	/* no HAVE_FUNCTION_GRAPH_FREGS */
+#define EXIT_EVENTS	0	/* no HAVE_FUNCTION_GRAPH_ENTRY_FREGS */
 #define LLSEEK_NR	__NR__llseek
 #define ORACLE_NAME	"a kprobe event reads b and d in r5:r6 and r9:r10"
 /* The registers themselves, read by a kprobe event: powerpc's pairs */
@@ -307,13 +307,13 @@ int main(void)
 	record("a kernel function: null_lseek()'s loff_t offset, and orig after it",
 	       "null_lseek(NULL, s64 offset, int orig)", "null_lseek", llseek);
 	if (EXIT_EVENTS)
-		record("an exit event: a and b read at the entry, the 64-bit $retval",
+		record("an exit event: a and b as the entry passed them, the 64-bit $retval",
 		       "fevent_sample_wide%return(int a, u64 b, NULL, NULL, x64 $retval)",
 		       "fevent_sample_wide__exit", exit_rec);
 	else
-		refused("no exit events without fgraph's return registers",
+		refused("no exit events where the fgraph entry passes no argument registers",
 			"fevent_sample_wide%return(int a)", "%return",
-			EOPNOTSUPP, "Exit events need CONFIG_FUNCTION_GRAPH_RETVAL");
+			EOPNOTSUPP, "Exit events need FUNCTION_GRAPH_RETVAL and fgraph entry");
 	if (!ABI32)
 		record("64-bit: u32 b is the low half of b's register",
 		       "fevent_sample_wide(int a, u32 b, int c)",
