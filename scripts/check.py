@@ -9,6 +9,8 @@ single-threaded TCG):
   boot        kprobe_event= and function_event= on the command line
               (tests/boot), then the concurrency stress (tests/debug/stress.sh)
   fuzz        the parser fuzzer (tests/debug/fuzz.sh)
+  fault       every allocation of each operation on the events failed in
+              turn (tests/debug/fault.sh)
 
 The ftrace jobs boot with kmemleak=off (kmemleak's stack trace for every
 allocation doubles a test's time under TCG); the boot and fuzz jobs,
@@ -28,7 +30,8 @@ together.  Every result is printed as it arrives.
                              others in one job
   check.py --only fuzz       only the fuzzer (make fuzz)
   check.py --only boot       only the boot job (boot parameters, stress, lockdown)
-  check.py --only ci         the boot job and config/ci-cases from the queue:
+  check.py --only fault      only the fault job
+  check.py --only ci         the boot and fault jobs and config/ci-cases from the queue:
                              what CI runs on another architecture than x86_64
   check.py --deadline S      hand out no case after S seconds: the cases
                              left are skipped, not failed (CI's time budget)
@@ -120,7 +123,7 @@ def build_guest_tools():
     out = os.path.join(BUILD, 'guest-bin' + ('' if qemu.ARCH.name == 'x86_64' else '-' + qemu.ARCH.name))
     os.makedirs(out, exist_ok=True)
     bins = []
-    for t in ('fevent-fuzz', 'fevent-stress', 'fevent-bpf'):
+    for t in ('fevent-fuzz', 'fevent-stress', 'fevent-bpf', 'fevent-failnth'):
         src = os.path.join(TOP, 'guest/fuzz', t + '.c')
         dst = os.path.join(out, t)
         subprocess.run([qemu.ARCH.cc, '-static', '-O2', '-Wall', '-Wextra', '-Werror',
@@ -154,6 +157,11 @@ def plan(args, w):
     if args.only in (None, 'fuzz'):
         fixed.append(Job('fuzz', w.get('@fuzz', 300) * args.fuzz_n / 10000,
                          boot=[os.path.join(dbg, 'fuzz.sh')], env=fuzz_env))
+    if args.only in (None, 'fault', 'ci'):
+        fixed.append(Job('fault', w.get('@fault', 800),
+                         boot=[os.path.join(dbg, 'fault.sh')],
+                         env=[f'FAULT_MAX={os.environ.get("FAULT_MAX", 40)}',
+                              f'FAULT_TRACE={os.environ.get("FAULT_TRACE", "")}']))
     if args.only in (None, 'boot', 'ci'):
         fixed.append(Job('boot', w.get('@boot', 60) + args.stress_secs * 1.5,
                          kcmdline=BOOT_CMDLINE,
@@ -231,7 +239,7 @@ def main():
     ap.add_argument('--kcmdline', default='')
     ap.add_argument('--jobs', type=int, default=os.cpu_count())
     ap.add_argument('--smp', type=int, default=2, help='CPUs of each guest')
-    ap.add_argument('--only', choices=['fuzz', 'boot', 'ci'])
+    ap.add_argument('--only', choices=['fuzz', 'boot', 'fault', 'ci'])
     ap.add_argument('--deadline', type=float,
                     help='seconds after which no case is handed out')
     ap.add_argument('--slow', action='store_true',

@@ -57,6 +57,9 @@ KASAN = ['[   13.000000] =======================================================
          '[   13.000001] BUG: KASAN: slab-out-of-bounds in fetch_store_string+0x1a/0x90']
 
 # (name, console, status, what the verdict must name)
+# A WARN() of the base that config/known-reports lists (kprobes, out of memory)
+DISARM = ('[   30.0] WARNING: CPU: 1 PID: 1738 at ../linux/kernel/kprobes.c:1130 '
+          'disarm_kprobe_ftrace+0xfd/0x10a')
 CASES = [
     ('a failing test', replace(CLEAN, 'ok 2 Function event - add and remove',
                                ['not ok 2 Function event - add and remove']),
@@ -117,6 +120,10 @@ CASES = [
     ('an unsigned module and a warning', replace(CLEAN, 'FBE-TAINT 0', ['FBE-TAINT 8704']),
      '', 'tainted: 8704 (WE)'),
     ('no taint report', [s for s in CLEAN if not s.startswith('FBE-TAINT')], '', 'taint'),
+    ('a known WARN beside one that is not, and taint W',
+     replace(CLEAN, 'FBE-TAINT 0', [DISARM, '[   31.0] WARNING: CPU: 0 PID: 9 at '
+                                    'kernel/trace/trace_fevent.c:300 fevent_hook+0x1/0x2',
+                                    'FBE-TAINT 512']), '', 'fevent_hook'),
     ('no dmesg dump', CLEAN[:CLEAN.index('FBE-DMESG-BEGIN')] + CLEAN[-1:], '', 'dmesg'),
     ('a dmesg dump cut short', [s for s in CLEAN if s != 'FBE-DMESG-END'], '', 'dmesg'),
     ('guest scripts failing with no failed result',
@@ -296,6 +303,10 @@ def main():
     result(v.ok, 'init is found with or without escape sequences', str(v.problems))
     v = qemu.judge(replace(CLEAN, 'FBE-TAINT 0', ['FBE-TAINT 8192']))
     result(v.ok, 'an unsigned module alone (taint E) passes', str(v.problems))
+    v = qemu.judge(replace(CLEAN, 'FBE-TAINT 0', [DISARM, 'FBE-TAINT 512']))
+    result(v.ok and v.known == [DISARM.strip()],
+           "a known WARN() taints the kernel (W) and passes, and is shown",
+           f'{v.problems} {v.known}')
     v = qemu.judge(replace(CLEAN, 'ok 2 Function event - add and remove',
                            [ORC, 'ok 2 Function event - add and remove']))
     result(v.ok and v.known == [ORC.strip()],

@@ -210,10 +210,16 @@ def judge(lines, status='', ftracetest=True, handed=None):
     taint = [s for s in console if s.startswith('FBE-TAINT')]
     if done and not taint:
         v.problems.append('the guest did not report its taint flags')
+    # A WARN() taints the kernel: one of config/known-reports (the base's,
+    # listed there) does not fail the job, any other does on its own
+    warns = [s for s in console + dmesg if 'WARNING:' in s and BAD.search(s)]
+    allowed = TAINT_ALLOWED
+    if warns and all(known_report(s) for s in warns):
+        allowed |= 1 << TAINT_FLAGS.index('W')
     for s in taint:
         m = re.match(r'FBE-TAINT (\d+)', s)
         value = int(m.group(1)) if m else -1
-        if value & ~TAINT_ALLOWED:
+        if value & ~allowed:
             v.problems.append(f'the kernel is tainted: {value} '
                               f'({taint_names(value) if value > 0 else "?"})')
     if done and not any('FBE-DMESG-END' in s for s in lines):

@@ -19,6 +19,10 @@
  *  - rejected: the write fails with an errno and error_log has an entry
  *    for the file written.
  *
+ * One write in EVERY (-f, default 16; 0 for none) fails one of its first
+ * 64 allocations (/proc/thread-self/fail-nth): rejected, it needs no
+ * error_log entry, but it must leave nothing behind; accepted, the event
+ * must work as any other.
  * Anything else is an anomaly and fails the run (exit 1).  The generated
  * sequence depends on the seed only, so "-s SEED -r ITER" replays one
  * definition.  Output is KTAP, one result per file.
@@ -516,7 +520,7 @@ struct target {
 	double		tm[T_NR];
 	/* stats */
 	unsigned int	writes, accepted, rejected, logged, noop, events,
-			enabled, fired, roundtrips, anomalies;
+			enabled, fired, roundtrips, anomalies, injected;
 	unsigned int	errnos[256];
 };
 
@@ -524,6 +528,46 @@ static char listing[LIST_MAX], listing2[LIST_MAX], errlog[LIST_MAX];
 static char *tracebuf;
 static int verbose;
 static unsigned int enable_every = 8;
+/* One write in fail_every fails its n-th allocation, n in 1..FAIL_NTH_MAX */
+#define FAIL_NTH_MAX	64
+static unsigned int fail_every = 16;
+static int nth_fd = -1;
+
+/*
+ * write_file() with the nth allocation of the write() failed, through
+ * /proc/thread-self/fail-nth (nth 0: none); 0 or -errno.  *injected says
+ * whether the write reached its nth allocation.
+ */
+static int write_nth(const char *path, const void *buf, size_t len,
+		     unsigned int nth, int *injected)
+{
+	char n[16] = "";
+	int fd, err = 0;
+	ssize_t r;
+
+	*injected = 0;
+	if (!nth || nth_fd < 0)
+		return write_file(path, buf, len, O_APPEND);
+	fd = open(path, O_WRONLY | O_APPEND);
+	if (fd < 0)
+		return -errno;
+	snprintf(n, sizeof(n), "%u", nth);
+	if (pwrite(nth_fd, n, strlen(n), 0) < 0) {
+		close(fd);
+		return -errno;
+	}
+	r = write(fd, buf, len);
+	if (r < 0)
+		err = -errno;
+	/* fail-nth reads 0 once it failed an allocation */
+	*injected = pread(nth_fd, n, sizeof(n) - 1, 0) > 0 && n[0] == '0';
+	if (pwrite(nth_fd, "0", 1, 0) < 0)
+		err = err ?: -errno;
+	close(fd);
+	if (err)
+		return err;
+	return r == (ssize_t)len ? 0 : -EIO;
+}
 
 
 static void show_def(const struct def *d)
@@ -746,21 +790,24 @@ static int blank(const struct def *d)
 	return 1;
 }
 
-static void run_one(struct target *t, unsigned int iter, struct def *d)
+static void run_one(struct target *t, unsigned int iter, struct def *d,
+		    unsigned int nth)
 {
 	char file[300], line[8192];
 	unsigned int before;
 	const char *p;
-	int ret, saved;
+	int ret, saved, injected;
 	double t0;
 
 	snprintf(file, sizeof(file), TRACEFS "/%s", t->name);
 	t0 = now();
 	clear_file(TRACEFS "/error_log");
-	ret = write_file(file, d->buf, d->len, O_APPEND);
+	ret = write_nth(file, d->buf, d->len, nth, &injected);
 	t->writes++;
+	t->injected += injected;
 	if (verbose) {
-		printf("# %u: %s\n", iter, ret ? strerror(-ret) : "ok");
+		printf("# %u: %s%s\n", iter, ret ? strerror(-ret) : "ok",
+		       injected ? " (an allocation failed)" : "");
 		show_def(d);
 	}
 	if (ret) {
@@ -784,7 +831,9 @@ static void run_one(struct target *t, unsigned int iter, struct def *d)
 		 * error_log entry.  Removing an event that does not exist
 		 * has none either.
 		 */
-		if (!saved && d->len < 4000 && !memchr(d->buf, '\0', d->len) &&
+		/* An allocation that failed may be the error_log's own */
+		if (!saved && !injected && d->len < 4000 &&
+		    !memchr(d->buf, '\0', d->len) &&
 		    d->buf[strspn(d->buf, " \t")] != '-') {
 			t->unlogged++;
 			if (t->strict)
@@ -848,6 +897,9 @@ static void report(struct target *t, double secs, int num)
 		       "an errno other than EINVAL/E2BIG/ENOENT/EEXIST/ENOMEM/EILSEQ/EADDRNOTAVAIL/"
 		       "EBUSY/ENOSPC%s\n", t->name, t->unlogged, t->odd_errno,
 		       t->strict ? "" : " (counted, not failed: the control)");
+	if (t->injected)
+		printf("# fuzz %s: %u writes with an allocation failed\n", t->name,
+		       t->injected);
 	printf("# fuzz %s: seconds in", t->name);
 	for (i = 0; i < T_NR; i++)
 		printf(" %s %.1f", tnames[i], t->tm[i]);
@@ -881,16 +933,17 @@ int main(int argc, char **argv)
 	char lay[4096], *p;
 	int opt, i, fail = 0;
 
-	while ((opt = getopt(argc, argv, "n:k:s:r:e:v")) != -1) {
+	while ((opt = getopt(argc, argv, "n:k:s:r:e:f:v")) != -1) {
 		switch (opt) {
 		case 'n': targets[0].count = strtoul(optarg, NULL, 0); break;
 		case 'k': targets[1].count = strtoul(optarg, NULL, 0); break;
 		case 's': seed = strtoull(optarg, NULL, 0); break;
 		case 'r': replay = strtol(optarg, NULL, 0); verbose = 1; break;
 		case 'e': enable_every = strtoul(optarg, NULL, 0) ?: 1; break;
+		case 'f': fail_every = strtoul(optarg, NULL, 0); break;
 		case 'v': verbose = 1; break;
 		default:
-			fprintf(stderr, "usage: %s [-n N] [-k N] [-s SEED] [-r ITER] [-e EVERY] [-v]\n",
+			fprintf(stderr, "usage: %s [-n N] [-k N] [-s SEED] [-r ITER] [-e EVERY] [-f EVERY] [-v]\n",
 				argv[0]);
 			return 2;
 		}
@@ -911,6 +964,11 @@ int main(int argc, char **argv)
 	clear_file(TRACEFS "/function_events");
 	clear_file(TRACEFS "/kprobe_events");
 
+	if (fail_every) {
+		nth_fd = open("/proc/thread-self/fail-nth", O_RDWR);
+		if (nth_fd < 0)
+			printf("# no /proc/thread-self/fail-nth: no allocation is failed\n");
+	}
 	printf("1..2\n# fuzz seed %llu\n", seed);
 	for (i = 0; i < 2; i++) {
 		struct target *t = &targets[i];
@@ -920,6 +978,8 @@ int main(int argc, char **argv)
 		rng_seed(seed + i);
 		clock_gettime(CLOCK_MONOTONIC, &a);
 		for (iter = 0; iter < t->count; iter++) {
+			unsigned int nth = 0;
+
 			memset(&d, 0, sizeof(d));
 			if (i == 0)
 				gen_fevent(&d);
@@ -927,9 +987,12 @@ int main(int argc, char **argv)
 				gen_kprobe(&d, iter);
 			if (rnd(3) == 0)
 				mutate(&d);
+			/* From the seed too: -r ITER fails the same allocation */
+			if (fail_every && rnd(fail_every) == 0)
+				nth = 1 + rnd(FAIL_NTH_MAX);
 			if (replay >= 0 && iter != replay)
 				continue;
-			run_one(t, iter, &d);
+			run_one(t, iter, &d, nth);
 			if (!verbose && iter && !(iter % 2000))
 				printf("# fuzz %s: %u/%u\n", t->name, iter, t->count);
 		}
