@@ -158,9 +158,9 @@ def plan(args, w):
         fixed.append(Job('fuzz', w.get('@fuzz', 300) * args.fuzz_n / 10000,
                          boot=[os.path.join(dbg, 'fuzz.sh')], env=fuzz_env))
     if args.only in (None, 'fault', 'ci'):
-        fixed.append(Job('fault', w.get('@fault', 800),
+        fixed.append(Job('fault', w.get('@fault', 1000),
                          boot=[os.path.join(dbg, 'fault.sh')],
-                         env=[f'FAULT_MAX={os.environ.get("FAULT_MAX", 40)}',
+                         env=[f'FAULT_MAX={os.environ.get("FAULT_MAX", 30)}',
                               f'FAULT_TRACE={os.environ.get("FAULT_TRACE", "")}']))
     if args.only in (None, 'boot', 'ci'):
         fixed.append(Job('boot', w.get('@boot', 60) + args.stress_secs * 1.5,

@@ -5,7 +5,10 @@
  * defines function events on fevent_sample_wide(int a, u64 b, int c,
  * u64 d) and null_lseek(), calls them, and checks what they record
  * against the values passed, against the sample's TRACE_EVENT(), and on
- * powerpc32 against a kprobe event that reads the registers themselves.  On powerpc32, a 32-bit big-endian ABI, b and d
+ * powerpc32 against a kprobe event that reads the registers themselves.
+ * Where exit events exist, it puts events on the readers every fetch
+ * calls beside string events, and checks that none records its own
+ * reads.  On powerpc32, a 32-bit big-endian ABI, b and d
  * take the register pairs r5:r6 and r9:r10; on riscv64 exit events run
  * on fgraph with its ftrace_regs.  It prints KTAP, and the markers the
  * verdict (scripts/verdict.py) reads: FBE-INIT, the taint flags, the
@@ -17,6 +20,7 @@
 
 #define T	"/sys/kernel/tracing/"
 #define WIDE	"/sys/kernel/debug/fevent_sample/wide"
+#define CALL	"/sys/kernel/debug/fevent_sample/call"
 
 static char buf[65536];
 static int ntest, nfail, btf;
@@ -243,6 +247,70 @@ static const char *const tracepoint[] = {
 	NULL
 };
 
+/* Entry and exit events on the readers a fetch calls, reading memory themselves */
+static const char *const readers[] = {
+	"F:rx/cp copy_from_kernel_nofault(x64 dst, x64 src | x64 src[0], size_t size)",
+	"F:rx/cpx copy_from_kernel_nofault%return(x64 dst, x64 src | x64 src[0], size_t size, $retval)",
+	"F:rx/sc strncpy_from_kernel_nofault(x64 dst, string unsafe_addr, long count)",
+	"F:rx/scx strncpy_from_kernel_nofault%return(x64 dst, string unsafe_addr, long count, $retval)",
+	/* and events that read a string, at the entry and the exit */
+	"F:rx/call fevent_sample_call(NULL, int seq, string msg)",
+	"F:rx/callx fevent_sample_call%return(NULL, int seq, string msg, $retval)",
+	NULL
+};
+
+static const char *const readers_rec[] = {
+	"call: call_write->fevent_sample_call(seq=0, msg=hello fevent)",
+	"call: call_write->fevent_sample_call(seq=1, msg=hello fevent)",
+	"callx: call_write<-fevent_sample_call(seq=0, msg=hello fevent, retval=",
+	"callx: call_write<-fevent_sample_call(seq=1, msg=hello fevent, retval=",
+	NULL
+};
+
+/* What an event's own fetches run: none may be a reader event's caller */
+static const char *const own[] = {
+	"fevent", "fexit", "fglob", "process_fetch_insn", "store_trace_args",
+	"__get_data_size", "fetch_store", NULL
+};
+
+/*
+ * Events on copy_from_kernel_nofault() and strncpy_from_kernel_nofault(),
+ * which the fetches of every event call, beside string events: each
+ * string event records right, and no reader event records a call that an
+ * event's fetch made (fgraph's entry and exit take the recursion lock).
+ */
+static void recursion(void)
+{
+	const char *const *d, *const *o, *p, *caller;
+	int ok = 1;
+
+	put(T "function_events", "", 0);
+	put(T "trace", "", 0);
+	for (d = readers; *d && ok; d++) {
+		if (put(T "function_events", *d, 1)) {
+			printf("# %s: refused\n", *d);
+			ok = 0;
+		}
+	}
+	ok = ok && !put(T "events/rx/enable", "1", 0) && !put(CALL, "2", 0) &&
+	     !put(T "events/rx/enable", "0", 0);
+	ok = ok && trace_has(readers_rec);
+	for (p = buf; ok && (p = find(p, "_from_kernel_nofault(")); p++) {
+		caller = p;
+		while (caller > buf && caller[-1] != ' ')
+			caller--;
+		for (o = own; *o; o++) {
+			if (!strncmp(caller, *o, strlen(*o))) {
+				printf("# recorded a call an event's fetch made: %.80s\n",
+				       caller);
+				ok = 0;
+			}
+		}
+	}
+	result(ok, "events on the readers fetches call record none of an event's own reads");
+	put(T "function_events", "", 0);
+}
+
 static void oracle_tp(void)
 {
 	const char *en = T "events/fevent_sample/fevent_sample_wide/enable";
@@ -294,7 +362,7 @@ int main(void)
 		btf = 1;
 
 	printf("KTAP version 1\n1..%d\n", 6 + (ORACLE_DEF ? 1 : 0) + (btf ? 2 : 0) +
-	       (btf && ABI32 ? 1 : 0));
+	       (btf && ABI32 ? 1 : 0) + (EXIT_EVENTS ? 1 : 0));
 	fd = open(mod, O_RDONLY);
 	result(fd >= 0 && !my_syscall3(__NR_finit_module, fd, "", 0),
 	       "the sample module loads");
@@ -310,6 +378,8 @@ int main(void)
 		record("an exit event: a and b as the entry passed them, the 64-bit $retval",
 		       "fevent_sample_wide%return(int a, u64 b, NULL, NULL, x64 $retval)",
 		       "fevent_sample_wide__exit", exit_rec);
+	if (EXIT_EVENTS)
+		recursion();
 	else
 		refused("no exit events where the fgraph entry passes no argument registers",
 			"fevent_sample_wide%return(int a)", "%return",
