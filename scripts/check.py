@@ -160,7 +160,7 @@ def plan(args, w):
     if args.only in (None, 'fault', 'ci'):
         fixed.append(Job('fault', w.get('@fault', 1000),
                          boot=[os.path.join(dbg, 'fault.sh')],
-                         env=[f'FAULT_MAX={os.environ.get("FAULT_MAX", 30)}',
+                         env=[f'FAULT_MAX={os.environ.get("FAULT_MAX", 35)}',
                               f'FAULT_TRACE={os.environ.get("FAULT_TRACE", "")}']))
     if args.only in (None, 'boot', 'ci'):
         fixed.append(Job('boot', w.get('@boot', 60) + args.stress_secs * 1.5,

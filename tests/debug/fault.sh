@@ -20,7 +20,7 @@
 T=/sys/kernel/tracing
 D=/sys/kernel/debug
 H=/fbe/bin/fevent-failnth
-MAX=${FAULT_MAX:-30}
+MAX=${FAULT_MAX:-35}
 [ -n "$FAULT_TRACE" ] && set -x
 CALL=$D/fevent_sample/call
 KO=
