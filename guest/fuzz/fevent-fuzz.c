@@ -19,8 +19,8 @@
  *  - rejected: the write fails with an errno and error_log has an entry
  *    for the file written.
  *
- * One write in EVERY (-f, default 16; 0 for none) fails one of its first
- * 64 allocations (/proc/thread-self/fail-nth): rejected, it needs no
+ * One write in EVERY (-f, default 8; 0 for none) fails one of its first
+ * 12 allocations (/proc/thread-self/fail-nth): rejected, it needs no
  * error_log entry, but it must leave nothing behind; accepted, the event
  * must work as any other.
  * Anything else is an anomaly and fails the run (exit 1).  The generated
@@ -529,8 +529,8 @@ static char *tracebuf;
 static int verbose;
 static unsigned int enable_every = 8;
 /* One write in fail_every fails its n-th allocation, n in 1..FAIL_NTH_MAX */
-#define FAIL_NTH_MAX	64
-static unsigned int fail_every = 16;
+#define FAIL_NTH_MAX	12
+static unsigned int fail_every = 8;
 static int nth_fd = -1;
 
 /*
