@@ -12,7 +12,7 @@ out=$BUILD/docs
 rm -rf "$out"
 mkdir -p "$out" "$LOGS"
 t0=$(date +%s)
-command -v sphinx-build >/dev/null || die "no sphinx-build (make deps-docs)"
+command -v sphinx-build >/dev/null || die "no sphinx-build (make deps installs python3-sphinx)"
 changed=$(git -C "$TREE" diff --name-only base..HEAD)
 bad=0
 
