@@ -12,6 +12,8 @@
 #     (3 reads of 123 bytes) or the sample module's call file (3 calls) did;
 #   - a write that enables several events at once, which may be left partly
 #     done: each event's enable file says whether it records.
+# An anomaly fails the job for function events; for kprobe and fprobe
+# events, the base's, it is reported and counted.
 # A call with more than FAULT_MAX allocations fails the last FAULT_MAX/2
 # of them (where the events' own work comes, after the system call's)
 # and FAULT_MAX/2 spread evenly over the others.  Every iteration starts
@@ -271,6 +273,7 @@ nr=0
 failed=0
 total=0
 probe_total=0
+probe_bad=0
 KIND=function
 ops=''
 run() { # DESCRIPTION OP: the operation's loop, one KTAP line
@@ -320,6 +323,13 @@ run() { # DESCRIPTION OP: the operation's loop, one KTAP line
 	[ "$KIND" = probe ] && probe_total=$((probe_total + injected))
 	ops="$ops $injected"
 	line="$desc: $allocs allocations, $injected faults injected, $errors errors, $bad anomalies"
+	# kprobe and fprobe events are the base's: what the loop finds there
+	# is reported (README, "Failing allocations"), not failed
+	if [ "$KIND" = probe ] && [ $bad -gt 0 ] && [ $injected -gt 0 ]; then
+		echo "ok $nr fault: $line, the base's, reported"
+		probe_bad=$((probe_bad + bad))
+		return
+	fi
 	if [ $bad -gt 0 ] || [ $injected -eq 0 ]; then
 		echo "not ok $nr fault: $line"
 		failed=1
@@ -379,5 +389,6 @@ for EV in ka fpa; do
 done
 reset
 say "faults injected: $total, $((total - probe_total)) into function events, $probe_total into kprobe and fprobe events (per operation:$ops)"
+say "anomalies of kprobe and fprobe events (the base's, reported): $probe_bad"
 rmmod fevent_sample || { say "rmmod fevent_sample failed"; failed=1; }
 exit $failed
