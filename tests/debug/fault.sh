@@ -345,12 +345,8 @@ if [ ! -w /proc/self/fail-nth ] || [ ! -d $D/failslab ] || [ ! -d $D/fail_page_a
 	while [ $i -lt 30 ]; do i=$((i + 1)); echo "not ok $i fault: not run"; done
 	exit 1
 fi
-for f in failslab fail_page_alloc; do
-	echo N > $D/$f/ignore-gfp-wait
-	echo 0 > $D/$f/verbose
-done
-echo 0 > $D/fail_page_alloc/min-order
-echo N > $D/fail_page_alloc/ignore-gfp-highmem
+. /fbe/boot/lib
+fail_nth_knobs
 modprobe fevent-sample || { say "modprobe fevent-sample failed"; exit 1; }
 KO=$(find /lib/modules -name fevent-sample.ko | head -1)
 

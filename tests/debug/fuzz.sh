@@ -9,15 +9,9 @@ if ! modprobe fevent-sample; then
 	echo "not ok 1 fuzz: modprobe fevent-sample failed"
 	exit 1
 fi
-# The fuzzer fails an allocation of some writes (fail-nth): of any kind,
-# as the fault job does, not only those that cannot sleep
-D=/sys/kernel/debug
-for f in failslab fail_page_alloc; do
-	[ -d $D/$f ] || continue
-	echo N > $D/$f/ignore-gfp-wait
-	echo 0 > $D/$f/verbose
-done
-[ -d $D/fail_page_alloc ] && echo 0 > $D/fail_page_alloc/min-order
+# The fuzzer fails an allocation of some writes (fail-nth), of any kind
+. /fbe/boot/lib
+fail_nth_knobs
 /fbe/bin/fevent-fuzz -n "${FUZZ_N:-20000}" -k "${FUZZ_KN:-2000}" -s "${FUZZ_SEED:-1}" \
 	-e "${FUZZ_EVERY:-32}"
 rc=$?
