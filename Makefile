@@ -23,8 +23,30 @@ SEED ?=
 all: check
 
 help:
-	@sed -n '1,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
-	@echo 'other targets: deps base tree build export check-export check-patches check-bisect check-debug fuzz check-docs docs-png bench check-arches check-nolibc hitprofile clean'
+	@printf '%s\n' \
+	  'make check           build the kernel, boot it under QEMU, run every guest job: "N passed, N failed, N skipped"' \
+	  'make run             boot it: a shell in /sys/kernel/tracing on a terminal, else guest/demo and its trace' \
+	  'make deps            install the Debian packages the harness needs (apt-get, as root)' \
+	  'make base            download, verify and unpack linux-source-6.12 into ~/.cache/function-events' \
+	  'make tree            expand patches/ into build/linux (tag base + one commit per patch)' \
+	  'make build           build the kernel in build/obj (ccache; the kernel cache skips an unchanged one)' \
+	  'make export          write the commits base..HEAD of build/linux back into patches/' \
+	  'make check-export    fail when patches/ and build/linux differ' \
+	  'make check-patches   checkpatch.pl --strict on every patch' \
+	  'make check-bisect    build the kernel at every patch (build/obj-bisect)' \
+	  'make check-debug     the same as make check (one kernel, with the debug checks in it)' \
+	  'make fuzz            only the fuzzer, for long runs: N=100000 SEED=1 (a new seed unless given)' \
+	  'make check-docs      Sphinx on Documentation/trace, kernel-doc -Wall on the C files the series changes' \
+	  "make docs-png        render the new documents' HTML pages to build/docs-png/*.png" \
+	  'make bench           the overhead benchmark on the -O2 kernel: build/bench/{bench,create}.csv, bench.png' \
+	  'make bench-build     build only the benchmarked -O2 kernel (build/obj-bench)' \
+	  'make hitprofile      one hit of each bench case single-stepped: instructions per function (CASES=, DIFF=)' \
+	  'make check-arches    the C files the series changes, W=1, on 7 architectures, with and without BTF' \
+	  'make check-nolibc    boot powerpc32 and riscv64 kernels with a nolibc init that checks function events' \
+	  "make check-harness   lint the harness's shell and Python and run its self-test" \
+	  'make clean           remove build/obj*, build/logs and the initramfs archives (keeps build/linux)' \
+	  'make distclean       remove build/ (keeps ~/.cache/function-events)' \
+	  'make help            print this list'
 
 deps:
 	@t0=$$(date +%s) && scripts/deps.sh && echo "=== phase deps: $$(( $$(date +%s) - t0 ))s"
