@@ -58,7 +58,7 @@ setup_dyn() { # group definition
 # The same data three ways: nothing, 3 ints, a 2-level chain and a string
 FE0="$F()"
 FE3="$F(NULL, int a, int b, int c)"
-FEC="$F(u32 magic+$INNER[0]+$LEAF[0]+$MAGIC, NULL, NULL, NULL, string msg)"
+FEC="$F(u32 magic+${INNER}[0]+${LEAF}[0]+$MAGIC, NULL, NULL, NULL, string msg)"
 PA3='a=$arg2:s32 b=$arg3:s32 c=$arg4:s32'
 # Exit: the same 3 ints, taken at the entry, and the return value
 FX3="$F%return(NULL, int a, int b, int c, int \$retval)"
@@ -195,6 +195,8 @@ GLOB_MIN=10000
 glob_count() { # pattern: how many traceable functions it matches
 	awk '{ print $1 }' available_filter_functions | sort -u |
 	while read -r fn; do
+		# $1 is a glob: unquoted, to match as one
+		# shellcheck disable=SC2254
 		case "$fn" in $1) echo;; esac
 	done | wc -l
 }

@@ -21,6 +21,7 @@ if [ -n "$missing" ]; then
 	[ "$(id -u)" = 0 ] || die "need root to install:$missing"
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq >/dev/null
+	# a list of package names: split into words on purpose
 	# shellcheck disable=SC2086
 	apt-get install -y -qq --no-install-recommends $missing >/dev/null ||
 		die "apt-get install failed"
@@ -44,6 +45,7 @@ say "unpacking the $DEBIAN_ARCH guest's user space:" $USER_PKGS
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 chmod 755 "$tmp"
+# a list of package names: split into words on purpose
 # shellcheck disable=SC2046
 (cd "$tmp" && apt-get download -q $(for p in $USER_PKGS; do echo "$p:$DEBIAN_ARCH"; done) \
 	>/dev/null 2>&1) || die "apt-get download failed"

@@ -12,6 +12,7 @@
 # line.
 # Prints KTAP.
 cd /sys/kernel/tracing || exit 1
+# shellcheck source-path=SCRIPTDIR source=lib
 . /fbe/boot/lib
 if [ ! -e function_events ]; then
 	echo "1..1"
@@ -22,28 +23,28 @@ EVENTS="vfs_read kernel_clone do_filp_open vfs_read__exit"
 
 defined() {
 	check "vfs_read listed" \
-		grep -qx 'vfs_read(x64 file, NULL, size_t count)' function_events || return 1
-	check "kernel_clone listed" grep -qx 'kernel_clone()' function_events || return 1
+		grep -qx 'vfs_read(x64 file, NULL, size_t count)' function_events
+	check "kernel_clone listed" grep -qx 'kernel_clone()' function_events
 	check "do_filp_open listed" \
-		grep -qx 'do_filp_open(int dfd, string name+0\[0\])' function_events || return 1
+		grep -qx 'do_filp_open(int dfd, string name+0\[0\])' function_events
 	check "vfs_read%return listed" \
-		grep -qxF 'vfs_read%return(count, string container_of(file->f_inode, struct proc_inode, vfs_inode)->pde->name, $retval)' function_events || return 1
-	check "four definitions" test "$(grep -c . function_events)" = 4 || return 1
+		grep -qxF 'vfs_read%return(count, string container_of(file->f_inode, struct proc_inode, vfs_inode)->pde->name, $retval)' function_events
+	check "four definitions" test "$(grep -c . function_events)" = 4
 	# an event added while tracefs was set up could get none (patch 1)
 	for e in $EVENTS; do
-		check "the directory of $e" test -f events/functions/$e/enable || return 1
+		check "the directory of $e" test -f events/functions/$e/enable
 	done
 }
 # trace_instance=boot_inst: see kprobe_event.sh
 instance() {
 	for e in $EVENTS; do
 		check "the directory of $e in the instance" \
-			test -f instances/boot_inst/events/functions/$e/enable || return 1
+			test -f instances/boot_inst/events/functions/$e/enable
 	done
 }
 enabled() {
 	for e in $EVENTS; do
-		check "$e enabled" test "$(cat events/functions/$e/enable)" = 1 || return 1
+		check "$e enabled" test "$(cat events/functions/$e/enable)" = 1
 	done
 }
 records() {
@@ -57,24 +58,21 @@ records() {
 	cp trace /tmp/fe.txt
 	echo 1 > tracing_on
 	check "3 reads of 7 bytes by dd" \
-		test "$(grep -c 'dd-.*vfs_read(file=0x[0-9a-f]*, count=7)$' /tmp/fe.txt)" = 3 ||
-		return 1
+		test "$(grep -c 'dd-.*vfs_read(file=0x[0-9a-f]*, count=7)$' /tmp/fe.txt)" = 3
 	check "3 returns of 7 bytes of /proc/version to dd" \
-		test "$(grep -c 'dd-.*<-vfs_read(count=7, name=version, retval=7)$' /tmp/fe.txt)" = 3 ||
-		return 1
-	check "a kernel_clone record" grep -q 'kernel_clone()$' /tmp/fe.txt || return 1
+		test "$(grep -c 'dd-.*<-vfs_read(count=7, name=version, retval=7)$' /tmp/fe.txt)" = 3
+	check "a kernel_clone record" grep -q 'kernel_clone()$' /tmp/fe.txt
 	check "the open of /etc/passwd" \
-		grep -q 'do_filp_open(dfd=-100, name=/etc/passwd)$' /tmp/fe.txt ||
-		return 1
+		grep -q 'do_filp_open(dfd=-100, name=/etc/passwd)$' /tmp/fe.txt
 }
 removable() {
-	echo 0 > events/functions/enable || return 1
-	echo > function_events || return 1
+	echo 0 > events/functions/enable
+	echo > function_events
 	if grep -q . function_events; then
 		echo "still listed: $(cat function_events)"
 		return 1
 	fi
-	check "directories gone" test ! -d events/functions/vfs_read || return 1
+	check "directories gone" test ! -d events/functions/vfs_read
 }
 
 echo "1..5"

@@ -1,4 +1,7 @@
 #!/bin/sh
+# SC2016: the definitions' $retval and $argN are tracefs syntax, literal on
+# purpose.  SC2317: prep_OP, call_OP, ok_OP, err_OP and partial_OP are
+# reached only through their names in $OP, which shellcheck can not follow.
 # shellcheck disable=SC2016,SC2317
 # KTAP: systematic fault injection.  For each operation on function, kprobe
 # and fprobe events, for n = 1, 2, ..., fail the n-th allocation of the one
@@ -124,7 +127,7 @@ reset() {
 	echo > $T/dynamic_events || return 1
 	# Disabled functions leave the filters in batches: wait for them
 	i=0
-	while read -r l < $T/enabled_functions; do
+	while read -r _ < $T/enabled_functions; do
 		i=$((i + 1))
 		[ $i -gt 100 ] && { say "reset: hooks stay"; cat $T/enabled_functions; return 1; }
 		sleep 0.05
@@ -225,8 +228,10 @@ err_unload() { records fm && records fgm; }
 try() { # N
 	reset $AWAY && prep_$OP || { say "n=$1: could not prepare"; return 1; }
 	snap > /tmp/before
+	# The helper prints "ret=R injected=I left=L": three words, split
+	# shellcheck disable=SC2046
 	set -- "$1" $(call_$OP "$1")
-	ret=${2#ret=} inj=${3#injected=} left=${4#left=}
+	ret=${2#ret=} inj=${3#injected=}
 	case $ret in
 	''|*[!0-9-]*) say "n=$1: the helper failed"; return 1 ;;
 	esac
@@ -285,6 +290,8 @@ run() { # DESCRIPTION OP: the operation's loop, one KTAP line
 		failed=1
 		return
 	fi
+	# "ret=R injected=I left=L" (see try), split into $1 $2 $3
+	# shellcheck disable=SC2046
 	set -- $(call_$OP 1000000)
 	allocs=$((1000000 - ${3#left=}))
 	if [ "${1#ret=}" != 0 ]; then
@@ -345,6 +352,7 @@ if [ ! -w /proc/self/fail-nth ] || [ ! -d $D/failslab ] || [ ! -d $D/fail_page_a
 	while [ $i -lt 30 ]; do i=$((i + 1)); echo "not ok $i fault: not run"; done
 	exit 1
 fi
+# shellcheck source-path=SCRIPTDIR source=../boot/lib
 . /fbe/boot/lib
 fail_nth_knobs
 modprobe fevent-sample || { say "modprobe fevent-sample failed"; exit 1; }
@@ -361,12 +369,12 @@ for EV in fa fb fx fg fm; do
 done
 EV=fa run "remove one (fa)" remove
 run "remove all (O_TRUNC)" trunc
-INST= GROUPFILE=$T/events/functions/enable GROUPTEXT=1 run "events/functions/enable" group
-INST= GROUPFILE=$T/set_event GROUPTEXT='functions:*' run "set_event functions:*" group
+INST='' GROUPFILE=$T/events/functions/enable GROUPTEXT=1 run "events/functions/enable" group
+INST='' GROUPFILE=$T/set_event GROUPTEXT='functions:*' run "set_event functions:*" group
 INST=$T/instances/fault GROUPFILE=$T/instances/fault/events/functions/enable GROUPTEXT=1 \
 	run "an instance's events/functions/enable" group
 AWAY=away run "load the module of enabled events" load
-AWAY= run "unload the module of enabled events" unload
+AWAY='' run "unload the module of enabled events" unload
 KIND=probe
 for EV in ka fpa; do
 	[ $EV = ka ] && FILE=kprobe_events || FILE=dynamic_events

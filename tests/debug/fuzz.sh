@@ -10,6 +10,7 @@ if ! modprobe fevent-sample; then
 	exit 1
 fi
 # The fuzzer fails an allocation of some writes (fail-nth), of any kind
+# shellcheck source-path=SCRIPTDIR source=../boot/lib
 . /fbe/boot/lib
 fail_nth_knobs
 /fbe/bin/fevent-fuzz -n "${FUZZ_N:-20000}" -k "${FUZZ_KN:-2000}" -s "${FUZZ_SEED:-1}" \

@@ -8,6 +8,7 @@
 # reach the create and enable code, which must refuse.
 # Prints KTAP.
 cd /sys/kernel/tracing || exit 1
+# shellcheck source-path=SCRIPTDIR source=../boot/lib
 . /fbe/boot/lib
 L=/sys/kernel/security/lockdown
 # securityfs may be mounted already: the check below is what counts
@@ -24,14 +25,14 @@ exec 3>>function_events 4>>kprobe_events 5<function_events \
 	6>events/functions/vfs_read/enable
 
 before() {
-	check "not locked down yet" grep -q '\[none\]' $L || return 1
+	check "not locked down yet" grep -q '\[none\]' $L
 	check "a kprobe event can be defined" \
-		sh -c "echo 'p:kprobes/lockdown_before vfs_read' >&4" || return 1
-	echo '-:kprobes/lockdown_before' >&4 || return 1
+		sh -c "echo 'p:kprobes/lockdown_before vfs_read' >&4"
+	echo '-:kprobes/lockdown_before' >&4
 }
 locked() {
-	echo confidentiality > $L || return 1
-	check "locked down" grep -q '\[confidentiality\]' $L || return 1
+	echo confidentiality > $L
+	check "locked down" grep -q '\[confidentiality\]' $L
 	if echo 'p:kprobes/lockdown_kp vfs_read' >&4 2>/dev/null; then
 		echo "kprobe event defined under lockdown"
 		return 1
@@ -42,8 +43,7 @@ refused() {
 		echo "function event defined under lockdown"
 		return 1
 	fi
-	check "only the event defined before" test "$(cat <&5)" = 'vfs_read(x64 file)' ||
-		return 1
+	check "only the event defined before" test "$(cat <&5)" = 'vfs_read(x64 file)'
 	if echo 1 >&6 2>/dev/null; then
 		echo "function event enabled under lockdown"
 		return 1
