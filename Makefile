@@ -18,7 +18,7 @@ SEED ?=
 
 .PHONY: all check run deps base tree build export check-export \
 	check-patches check-bisect check-debug fuzz check-docs docs-png bench check-arches \
-	bench-build hitprofile check-nolibc clean distclean help
+	bench-build hitprofile check-nolibc check-harness clean distclean help
 
 all: check
 
@@ -56,7 +56,7 @@ base: deps
 
 tree: base
 	@t0=$$(date +%s) && scripts/tree.sh && \
-	 mkdir -p build/logs && echo "tree $$(( $$(date +%s) - t0 ))" >> build/logs/times && \
+	 python3 scripts/results.py add tree --seconds $$(( $$(date +%s) - t0 )) && \
 	 echo "=== phase tree: $$(( $$(date +%s) - t0 ))s"
 
 build: tree
@@ -104,7 +104,7 @@ hitprofile: bench-build
 # The series' files with W=1 on x86_64, i386, arm64, riscv64, s390x,
 # riscv32 and powerpc32
 check-arches: tree
-	@t0=$$(date +%s) && scripts/check-arches.sh && echo "=== phase check-arches: $$(( $$(date +%s) - t0 ))s"
+	@scripts/check-arches.sh
 
 # Function events where Debian has no user space (scripts/arch.py's
 # NOLIBC): a 32-bit powerpc kernel (64-bit arguments in register pairs)
@@ -115,6 +115,10 @@ check-nolibc: tree
 
 check-export:
 	@scripts/export.sh --check && echo "patches/ matches build/linux"
+
+# shellcheck, pyflakes3 and the self-test on the harness itself
+check-harness:
+	@scripts/check-harness.sh
 
 check-patches: tree
 	@scripts/check-patches.sh

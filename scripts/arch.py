@@ -22,11 +22,9 @@ import os
 import sys
 from dataclasses import dataclass, field
 
-TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from paths import CACHE, TOP
+
 DEFAULT = 'x86_64'
-CACHE = os.environ.get('FBE_CACHE') or os.path.join(
-    os.environ.get('XDG_CACHE_HOME') or os.path.expanduser('~/.cache'),
-    'function-events')
 
 
 @dataclass(frozen=True)
@@ -181,6 +179,46 @@ NOLIBC = {
 }
 
 
+@dataclass(frozen=True)
+class Target:
+    """A kernel make check-arches compiles the series' files for (W=1),
+    with what the series must select there."""
+    name: str
+    karch: str
+    cross: str
+    pkg: str                # Debian's package of its compiler
+    fevents: bool           # FUNCTION_EVENTS is on there
+    fexit: bool             # FUNCTION_EXIT_EVENTS is on there
+    bits: tuple = ()        # the options that select the word size
+
+
+def _target(a, pkg, fevents, fexit, bits=()):
+    return Target(a.name, a.karch, a.cross, pkg, fevents, fexit, bits)
+
+
+# make check-arches: the architectures above, and three that are only
+# compiled: i386 (no DYNAMIC_FTRACE_WITH_ARGS: no function events),
+# s390x (no registers at fgraph's entry: no exit events) and riscv32 (a
+# 32-bit ABI with 64-bit arguments in two registers).
+TARGETS = {
+    'x86_64': _target(ARCHES['x86_64'], 'gcc', True, True, ('CONFIG_64BIT=y',)),
+    'i386': Target('i386', 'i386', '', 'gcc', False, False),
+    'arm64': _target(ARCHES['arm64'], 'gcc-aarch64-linux-gnu', True, True,
+                     ('CONFIG_64BIT=y',)),
+    'riscv64': _target(NOLIBC['riscv64'], 'gcc-riscv64-linux-gnu', True, True,
+                       ('CONFIG_64BIT=y',)),
+    's390x': Target('s390x', 's390', 's390x-linux-gnu-', 'gcc-s390x-linux-gnu',
+                    True, False, ('CONFIG_64BIT=y',)),
+    # RV32I depends on NONPORTABLE since 6.8: without it, riscv32 is
+    # riscv64 again
+    'riscv32': Target('riscv32', 'riscv', 'riscv64-linux-gnu-',
+                      'gcc-riscv64-linux-gnu', True, True,
+                      ('CONFIG_NONPORTABLE=y', 'CONFIG_ARCH_RV32I=y')),
+    'ppc32': _target(NOLIBC['ppc32'], 'gcc-powerpc-linux-gnu', True, False,
+                     ('CONFIG_PPC32=y',)),
+}
+
+
 def get_nolibc(name):
     """The NOLIBC Arch of name; exits on an unknown one."""
     if name not in NOLIBC:
@@ -197,20 +235,6 @@ def get(name=None):
     if name not in ARCHES:
         sys.exit(f'error: ARCH={name}: make check knows {", ".join(ARCHES)}')
     return ARCHES[name]
-
-
-_current = None
-
-
-def current():
-    """The architecture this process works on: select()'s, else get()'s."""
-    return _current or get()
-
-
-def select(name=None):
-    global _current
-    _current = get(name)
-    return _current
 
 
 def main(argv):

@@ -31,12 +31,18 @@ import sys
 import threading
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import qemu  # noqa: E402
+import arch as arches
+from boot import boot, show_tail
+from initramfs import make_initramfs
+from paths import BUILD, LOGS, TOP
+from verdict import bad_lines
 
-# build/bench on x86_64, build/bench-arm64 on arm64
-SUFFIX = '' if qemu.ARCH.name == 'x86_64' else f'-{qemu.ARCH.name}'
-OUT = os.path.join(qemu.BUILD, 'bench' + SUFFIX)
+
+def suffix(arch):
+    """build/bench on x86_64, build/bench-arm64 on arm64"""
+    return '' if arch.name == 'x86_64' else f'-{arch.name}'
+
+
 MODES = {
     'wall': [],
     'icount': ['-icount', 'shift=0,sleep=off'],
@@ -51,21 +57,20 @@ DEFAULTS = {
 }
 
 
-def run_guest(mode, obj, args, timeout, results):
+def run_guest(arch, mode, obj, args, timeout, results):
     calls, runs, _ = DEFAULTS[mode]
-    arch = qemu.ARCH
     kcmdline = (f'BENCH_N={args.calls or calls} BENCH_RUNS={args.runs or runs} '
                 f'BENCH_CREATE={args.create} BENCH_CASES={args.cases} '
                 f'BENCH_REGS={",".join(arch.arg_regs[1:4])} '
                 f'BENCH_INSN={arch.ftrace_insn_len}')
-    initrd = os.path.join(qemu.BUILD, f'initramfs-bench{SUFFIX}-{mode}.cpio.gz')
-    qemu.make_initramfs(obj, 'run', [], initrd,
-                        extra_files=[(os.path.join(qemu.TOP, 'guest/bench.sh'),
+    initrd = os.path.join(BUILD, f'initramfs-bench{suffix(arch)}-{mode}.cpio.gz')
+    make_initramfs(arch, obj, 'run', [], initrd,
+                   extra_files=[(os.path.join(TOP, 'guest/bench.sh'),
                                       '/fbe/demo')])
     cmdline = f'console={arch.console} panic=-1 loglevel=4 {kcmdline}'
-    logpath = os.path.join(qemu.LOGS, f'console-bench{SUFFIX}-{mode}.log')
-    lines, status = qemu.boot(obj, initrd, cmdline, logpath, timeout,
-                              extra_qemu=MODES[mode])
+    logpath = os.path.join(LOGS, f'console-bench{suffix(arch)}-{mode}.log')
+    lines, status = boot(arch, obj, initrd, cmdline, logpath, timeout,
+                         extra_qemu=MODES[mode])
     results[mode] = (lines, status, logpath)
 
 
@@ -126,7 +131,7 @@ def show(mode, rows):
               f'{r["spread"]:>8.1%}{r["overhead_ns"]:>10.1f}{ratio:>8}')
 
 
-def create_targets(create):
+def create_targets(arch, create):
     """Creation of 1000 events: each phase of function events at most half
     of kprobe events' (where kprobe events hook through ftrace too), and
     disabling them all under 3 s; enabling and disabling them with one
@@ -139,9 +144,9 @@ def create_targets(create):
         if not fe or not kp or not kp[1]:
             continue
         r = fe[1] / kp[1]
-        if not qemu.ARCH.kprobes_on_ftrace:
+        if not arch.kprobes_on_ftrace:
             print(f'  shown: {p} fevent / kprobe = {r:.2f} (no target: '
-                  f'kprobe events on {qemu.ARCH.name} are breakpoints, not '
+                  f'kprobe events on {arch.name} are breakpoints, not '
                   f'ftrace hooks)')
             continue
         good = r <= 0.5
@@ -223,7 +228,7 @@ def targets(mode, rows):
     return ok
 
 
-def plot(all_rows, path):
+def plot(arch, all_rows, path):
     try:
         import matplotlib
         matplotlib.use('Agg')
@@ -257,16 +262,16 @@ def plot(all_rows, path):
         ax.set_xlabel('overhead per call, ' +
                       ('ns (wall clock, TCG)' if mode == 'wall' else
                        'instructions (icount)'))
-        ax.set_title(f'fevent_sample_bench(): {qemu.ARCH.name}, {mode}')
+        ax.set_title(f'fevent_sample_bench(): {arch.name}, {mode}')
     fig.tight_layout()
     fig.savefig(path, dpi=100)
-    print(f'plot: {os.path.relpath(path, qemu.TOP)}')
+    print(f'plot: {os.path.relpath(path, TOP)}')
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument('--obj', default=os.path.join(qemu.BUILD, 'obj-bench'))
+    ap.add_argument('--obj', default=os.path.join(BUILD, 'obj-bench'))
     ap.add_argument('--calls', type=int,
                     help='calls per run (default: wall 50000, icount 200000)')
     ap.add_argument('--runs', type=int,
@@ -280,12 +285,14 @@ def main():
     ap.add_argument('--parallel', action='store_true',
                     help='run the two guests at the same time')
     args = ap.parse_args()
-    os.makedirs(OUT, exist_ok=True)
-    os.makedirs(qemu.LOGS, exist_ok=True)
+    arch = arches.get()
+    out = os.path.join(BUILD, 'bench' + suffix(arch))
+    os.makedirs(out, exist_ok=True)
+    os.makedirs(LOGS, exist_ok=True)
     os.environ['FBE_ACCEL'] = 'tcg'
     results = {}
     threads = [threading.Thread(target=run_guest,
-                                args=(m, args.obj, args, args.timeout, results))
+                                args=(arch, m, args.obj, args, args.timeout, results))
                for m in args.modes.split(',')]
     start = time.time()
     # One after the other: a second guest on the other host CPU makes the
@@ -303,14 +310,14 @@ def main():
         runs, create, errors, skipped = parse(lines)
         for sk in skipped:
             print(f'{mode}: ' + sk)
-        bad = qemu.bad_lines(lines)
+        bad = bad_lines(lines)
         if bad or errors or not any(s.startswith('BENCH-DONE') for s in lines):
             rc = 1
             print(f'error: the {mode} run did not finish cleanly ({status}); '
                   f'log: {logpath}')
             for e in errors:
                 print('  ' + e)
-            qemu.show_tail(lines, bad[0] if bad else None)
+            show_tail(lines, bad[0] if bad else None)
         rows = table(mode, runs)
         all_rows += rows
         show(mode, rows)
@@ -349,24 +356,24 @@ def main():
                       f'{"one write each phase" if kind == "fevent-group" else "one event"})')
                 creates.append([mode, kind] + ms + [0, n])
             if mode == 'icount':
-                ok_create = create_targets(create)
+                ok_create = create_targets(arch, create)
                 rc = rc if ok_create else 1
         # icount is deterministic: a target it misses fails make bench.
         # Wall clock under TCG is too noisy to fail on; it is shown.
         if not targets(mode, rows) and mode == 'icount':
             print('error: a per-hit target is not met under icount')
             rc = 1
-    with open(os.path.join(OUT, 'bench.csv'), 'w', newline='') as f:
+    with open(os.path.join(out, 'bench.csv'), 'w', newline='') as f:
         w = csv.DictWriter(f, fieldnames=list(all_rows[0].keys()) if all_rows else ['mode'])
         w.writeheader()
         w.writerows(all_rows)
-    with open(os.path.join(OUT, 'create.csv'), 'w', newline='') as f:
+    with open(os.path.join(out, 'create.csv'), 'w', newline='') as f:
         w = csv.writer(f)
         w.writerow(['mode', 'kind', 'define_ms', 'enable_ms', 'disable_ms', 'remove_ms',
                     'remove_never_enabled_ms', 'functions'])
         w.writerows(creates)
-    plot(all_rows, os.path.join(OUT, 'bench.png'))
-    rel = os.path.relpath(OUT, qemu.TOP)
+    plot(arch, all_rows, os.path.join(out, 'bench.png'))
+    rel = os.path.relpath(out, TOP)
     print(f'csv: {rel}/bench.csv, {rel}/create.csv; '
           f'{time.time() - start:.0f}s')
     return rc

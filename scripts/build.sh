@@ -76,38 +76,19 @@ if key=$(kcache_key); then
 fi
 # FBE_CACHED_ONLY=1: only from the kernel cache; exit 3 if it is not there
 [ "${FBE_CACHED_ONLY:-0}" = 1 ] && exit 3
-# Regenerate the config only when a fragment changed.
+# The one configure step of every kernel (scripts/kconfig.py): from
+# tinyconfig when a fragment changed, else olddefconfig on the .config
+# there; every requested option must have survived (check-bisect builds
+# patches that come before the options they add: KCONFIG_CHECK=0).
 want=$(cat "${frags[@]}" | sha256sum | cut -d' ' -f1)
-if [ ! -f "$obj/.config" ] || [ "$(cat "$obj/.fragments" 2>/dev/null)" != "$want" ]; then
-	kmake tinyconfig >/dev/null
-	"$TREE/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "${frags[@]}" >/dev/null
-	kmake olddefconfig >/dev/null
-	echo "$want" > "$obj/.fragments"
-fi
-kmake olddefconfig >/dev/null
-# Every requested option must have survived; a later fragment overrides
-# an earlier one (merge_config.sh does the same).
-bad=0
-declare -A want_val
-while IFS= read -r line; do
-	case "$line" in
-	CONFIG_*=*) want_val[${line%%=*}]=$line ;;
-	'# CONFIG_'*' is not set') opt=${line#\# }; want_val[${opt%% *}]=$line ;;
-	esac
-done < <(cat "${frags[@]}")
-while IFS= read -r line; do
-	case "$line" in
-	CONFIG_*=*) opt=${line%%=*} val=${line#*=}
-		grep -qx "$opt=$val" "$obj/.config" || {
-			got=$(grep -E "^$opt=|^# $opt is not set" "$obj/.config" || echo "absent")
-			say "kconfig: $opt=$val requested, got: $got"; bad=1; } ;;
-	'# CONFIG_'*' is not set') opt=${line#\# }; opt=${opt%% *}
-		grep -q "^$opt=" "$obj/.config" && { say "kconfig: $opt should be off"; bad=1; } ;;
-	esac
-done < <(printf '%s\n' "${want_val[@]}")
-# check-bisect builds patches that come before the options they add.
-[ $bad = 0 ] || [ "$KCONFIG_CHECK" = 0 ] ||
+keep=()
+[ -f "$obj/.config" ] && [ "$(cat "$obj/.fragments" 2>/dev/null)" = "$want" ] && keep=(--keep)
+nocheck=()
+[ "$KCONFIG_CHECK" = 0 ] && nocheck=(--no-check)
+python3 "$TOP/scripts/kconfig.py" --karch "$KARCH" --cross "$CROSS" --cc "$cc" --obj "$obj" \
+	"${keep[@]}" "${nocheck[@]}" "${frags[@]}" ||
 	die "requested Kconfig options did not survive olddefconfig"
+echo "$want" > "$obj/.fragments"
 
 if ! kmake -j"$JOBS" "$KTARGET" modules > "$LOGS/build-$(basename "$obj").log" 2>&1; then
 	grep -E 'error|Error' "$LOGS/build-$(basename "$obj").log" | head -30 >&2
@@ -139,7 +120,7 @@ if [ -n "$kcache" ] && [ "$(kcache_key)" = "$key" ]; then
 	touch "$tmp/done"
 	mv "$tmp" "$kcache"
 	# The three used last
-	find "$CACHE/kernels" -mindepth 2 -maxdepth 2 -name done -printf '%T@ %h\n' |
+	find "$CACHE/kernels" -mindepth 2 -maxdepth 2 -name 'done' -printf '%T@ %h\n' |
 		sort -rn | tail -n +4 | cut -d' ' -f2- | xargs -r rm -rf
 fi
 phase_done "${PHASE:-build}" "$t0"

@@ -17,10 +17,10 @@ allocation doubles a test's time under TCG); the boot and fuzz jobs,
 which drive the series' code through its error paths and races, keep it.
 
 Every job ends with a kmemleak scan, the taint flags and the whole dmesg,
-judged by qemu.judge().  The boot and fuzz jobs are placed first, on the
+judged by verdict.judge().  The boot and fuzz jobs are placed first, on the
 least loaded CPU, longest first; then each CPU boots one ftracetest
 guest that takes the cases from a queue shared by all of them
-(qemu.TestQueue, over a second serial port), longest first
+(testqueue.TestQueue, over a second serial port), longest first
 (config/test-weights: seconds each under TCG), a few at a time, until
 none is left: however long a case takes on the day, the CPUs finish
 together.  Every result is printed as it arrives.
@@ -44,11 +44,16 @@ import sys
 import threading
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import qemu  # noqa: E402
+import arch as arches
+import paths
+import results
+from initramfs import FTRACE, make_base_initramfs, missing_tests
+from job import run_job
+from testqueue import TestQueue
+from verdict import Verdict
 
-TOP, BUILD, LOGS = qemu.TOP, qemu.BUILD, qemu.LOGS
-TD = os.path.join(qemu.FTRACE, 'test.d')
+TOP, BUILD, LOGS = paths.TOP, paths.BUILD, paths.LOGS
+TD = os.path.join(FTRACE, 'test.d')
 BOOT_CMDLINE = ('kprobe_event=p:kprobes/boot_probe,vfs_read '
                 'function_event="vfs_read(x64 file, NULL, size_t count);'
                 'kernel_clone();do_filp_open(int dfd, string name+0[0]);'
@@ -73,10 +78,10 @@ def weights():
     return w
 
 
-def not_run(slow):
+def not_run(arch, slow):
     """{test: why make check leaves it out}: config/known-failures, and
     config/slow-tests unless slow."""
-    known = {}
+    known, this = {}, arch
     for f, what in (('known-failures', 'known failure'), ('slow-tests', 'slow')):
         if f == 'slow-tests' and slow:
             continue
@@ -85,7 +90,7 @@ def not_run(slow):
                 name, _, reason = line.strip().partition(' ')
                 # ARCH:path: on that architecture only
                 arch, _, path = name.rpartition(':')
-                if arch and arch != qemu.ARCH.name:
+                if arch and arch != this.name:
                     continue
                 known[path] = f'{what}{" on " + arch if arch else ""}, not run: {reason}'
     return known
@@ -119,14 +124,14 @@ def in_test_d(tests):
     return out
 
 
-def build_guest_tools():
-    out = os.path.join(BUILD, 'guest-bin' + ('' if qemu.ARCH.name == 'x86_64' else '-' + qemu.ARCH.name))
+def build_guest_tools(arch):
+    out = os.path.join(BUILD, 'guest-bin' + ('' if arch.name == 'x86_64' else '-' + arch.name))
     os.makedirs(out, exist_ok=True)
     bins = []
     for t in ('fevent-fuzz', 'fevent-stress', 'fevent-bpf', 'fevent-failnth'):
         src = os.path.join(TOP, 'guest/fuzz', t + '.c')
         dst = os.path.join(out, t)
-        subprocess.run([qemu.ARCH.cc, '-static', '-O2', '-Wall', '-Wextra', '-Werror',
+        subprocess.run([arch.cc, '-static', '-O2', '-Wall', '-Wextra', '-Werror',
                         '-pthread', '-o', dst, src], check=True)
         bins.append(dst)
     return bins
@@ -148,7 +153,7 @@ class Job:
 def plan(args, w):
     """[[Job]] per CPU."""
     cpus = args.jobs
-    known = not_run(args.slow)
+    known = not_run(args.arch, args.slow)
     fuzz_env = [f'FUZZ_N={args.fuzz_n}', f'FUZZ_KN={args.fuzz_kn}',
                 f'FUZZ_SEED={args.fuzz_seed}', f'FUZZ_EVERY={args.fuzz_every}',
                 f'STRESS_SECS={args.stress_secs}']
@@ -186,8 +191,8 @@ def plan(args, w):
             tests = [t for t in tests if ci_case(t)]
         skipped = [(t, known[t]) for t in tests if t in known]
         tests = [t for t in tests if t not in known]
-        queue = qemu.TestQueue(tests, w, cpus,
-                               deadline=args.deadline and T0 + args.deadline)
+        queue = TestQueue(tests, w, cpus,
+                          deadline=args.deadline and T0 + args.deadline)
         work = sum(queue.w.values())
         # The CPUs share the queue: each ends at about the same time
         end = (sum(load) + work + cpus * w.get('@guest', 40)) / cpus
@@ -212,18 +217,18 @@ def run_slot(args, jobs, base):
         if j.queue is not None and not len(j.queue):
             say(f'[{time.time() - T0:5.0f}s] === job {j.name} not started: '
                 'the queue is empty')
-            j.verdict = qemu.Verdict()
+            j.verdict = Verdict()
             continue
         say(f'[{time.time() - T0:5.0f}s] === job {j.name} starts '
             f'(about {j.est:.0f}s of tests)')
         try:
-            j.verdict, j.seconds = qemu.run_job(
-                args.obj, j.name, j.tests, ' '.join(filter(None, (j.kcmdline, args.kcmdline))),
+            j.verdict, j.seconds = run_job(
+                args.arch, args.obj, j.name, j.tests, ' '.join(filter(None, (j.kcmdline, args.kcmdline))),
                 extra, env, j.timeout, smp=args.smp, base=base,
                 prefix=lambda n=j.name: f'[{time.time() - T0:5.0f}s {n}]',
                 stall=args.stall, queue=j.queue)
         except Exception as e:  # a harness bug must not pass as a clean job
-            j.verdict = qemu.Verdict()
+            j.verdict = Verdict()
             j.verdict.problems.append(f'harness error: {e!r}')
         v = j.verdict
         say(f'[{time.time() - T0:5.0f}s] === job {j.name} done in {j.seconds:.0f}s: '
@@ -252,27 +257,26 @@ def main():
                     default=int(os.environ.get('STRESS_SECS', 30)))
     ap.add_argument('--stall', type=int, default=900,
                     help='a guest silent this long is hung')
-    ap.add_argument('--summary', default=os.path.join(BUILD, 'summary'))
     args = ap.parse_args()
-    qemu.set_arch(args.arch)
-    args.obj = args.obj or qemu.default_obj()
-    missing = qemu.missing_tests(args.tests or [])
+    args.arch = arches.get(args.arch)
+    args.obj = args.obj or args.arch.obj(BUILD)
+    missing = missing_tests(args.tests or [])
     if missing:
         # before any guest: a job with nothing to run would pass nothing
         sys.exit(f'error: no such test: {" ".join(missing)} (give paths inside '
                  f'{os.path.relpath(TD, TOP)}, relative to it, or paths on disk)')
     os.makedirs(LOGS, exist_ok=True)
     t = time.time()
-    args.bins = build_guest_tools()
+    args.bins = build_guest_tools(args.arch)
     base = os.path.join(BUILD, f'initramfs-base-{os.getpid()}.cpio.gz')
-    qemu.make_base_initramfs(args.obj, base)
+    make_base_initramfs(args.arch, args.obj, base)
     say(f'=== phase initramfs: {time.time() - t:.0f}s '
         f'({os.path.getsize(base) >> 20} MiB shared by every job)')
     w = weights()
     inside = in_test_d(args.tests or [])
     if inside and len(inside) > 1 and args.jobs > 1:
         # Cases of test.d: from the queue, on every CPU
-        queue = qemu.TestQueue(inside, w, args.jobs)
+        queue = TestQueue(inside, w, args.jobs)
         n = min(args.jobs, len(inside))
         est = sum(queue.w.values()) / n
         slots = [[Job(f'check{i}', est, queue=queue, timeout=max(2400, 3 * est + 600))]
@@ -298,36 +302,41 @@ def main():
     for th in threads:
         th.join()
     os.unlink(base)
-    npass = nfail = nskip = 0
+    nfail = 0
     say('\n=== results by job')
-    with open(os.path.join(LOGS, 'times'), 'a') as f:
-        for s in slots:
-            for j in s:
-                v = j.verdict
-                # the jobs of the two CPUs overlap: "guests" is the phase,
-                # these are its parts, as comments so that a sum of the
-                # phases does not count them twice
-                f.write(f'# guest-{j.name} {j.seconds:.0f}\n')
-                say(f'{j.name:8} {j.seconds:5.0f}s  {v.npass} passed, {v.nfail} failed, '
-                    f'{v.nskip} skipped' + ''.join(f'\n         error: {p}' for p in v.problems) +
-                    ''.join(f'\n         known report (config/known-reports): {k}'
-                            for k in v.known) +
-                    ''.join(f'\n         {r}: {n}' + (f'  # {c}' if c else '')
-                            for n, r, c in v.results if r not in ('PASS', 'XFAIL', 'SKIP')))
-                npass, nfail, nskip = npass + v.npass, nfail + v.nfail, nskip + v.nskip
+    for s in slots:
+        for j in s:
+            v = j.verdict
+            say(f'{j.name:8} {j.seconds:5.0f}s  {v.npass} passed, {v.nfail} failed, '
+                f'{v.nskip} skipped' + ''.join(f'\n         error: {p}' for p in v.problems) +
+                ''.join(f'\n         known report (config/known-reports): {k}'
+                        for k in v.known) +
+                ''.join(f'\n         {r}: {n}' + (f'  # {c}' if c else '')
+                        for n, r, c in v.results if r not in ('PASS', 'XFAIL', 'SKIP')))
+            # the jobs of the CPUs overlap: their seconds are parts of
+            # the "guests" phase, not added to it
+            results.record(f'guests/{j.name}', arch=args.arch.name, passed=v.npass,
+                           failed=v.nfail, skipped=v.nskip, seconds=round(j.seconds),
+                           part=True, problems=v.problems + [
+                               f'{r}: {n}' + (f'  # {c}' if c else '')
+                               for n, r, c in v.results
+                               if r not in ('PASS', 'XFAIL', 'SKIP')] or None)
+            nfail += v.nfail
     # A case no guest took (they all died first) did not pass
     if queue and len(queue) and queue.expired:
-        say(f'{len(queue)} ftracetest cases not run: the time budget '
-            f'(--deadline {args.deadline:.0f}s) ran out: ' + ', '.join(queue.left))
-        nskip += len(queue)
+        why = f'the time budget (--deadline {args.deadline:.0f}s) ran out'
+        say(f'{len(queue)} ftracetest cases not run: {why}: ' + ', '.join(queue.left))
+        results.record('guests/not-run', arch=args.arch.name, skipped=len(queue), reason=why)
     elif queue and len(queue):
         say(f'error: {len(queue)} ftracetest cases never ran: ' + ', '.join(queue.left))
+        results.record('guests/not-run', arch=args.arch.name, failed=len(queue),
+                       problems=['never ran: ' + ', '.join(queue.left)])
         nfail += len(queue)
     for t, reason in skipped:
         say(f'[      SKIP] {t}  # {reason}')
-    nskip += len(skipped)
-    with open(args.summary, 'a') as f:
-        f.write(f'{npass} {nfail} {nskip}\n')
+    if skipped:
+        results.record('guests/not-run', arch=args.arch.name, skipped=len(skipped),
+                       reason='config/known-failures and config/slow-tests')
     say(f'=== guests: {time.time() - T0:.0f}s')
     return 0 if nfail == 0 else 1
 

@@ -1,5 +1,7 @@
 # Shared settings for the harness scripts.  Sourced, not executed.
 # shellcheck shell=bash
+# The variables are for the scripts that source this file:
+# shellcheck disable=SC2034
 
 # The base kernel: Debian's linux-source-6.12, the version the series was
 # last tested on.  Change it here and nowhere else.
@@ -25,9 +27,17 @@ export GIT_AUTHOR_EMAIL=${GIT_AUTHOR_EMAIL:-fbe@localhost}
 say() { printf '%s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
-# Time accounting for CI: phase NAME START
+# The one result channel (scripts/results.py): what a step found and how
+# long it took, as JSON lines in build/results.jsonl.
+results() { python3 "$TOP/scripts/results.py" "$@"; }
+# A step run alone is a run of its own: name it for its records
+# (.ci/run names the run and each step itself).
+results_begin() { # STEP
+	[ -n "$FBE_RUN" ] || FBE_RUN=$(date +%Y%m%dT%H%M%S)-$$
+	[ -n "$FBE_STEP" ] || FBE_STEP=$1
+	export FBE_RUN FBE_STEP
+}
+# Time accounting: phase NAME START
 phase_done() {
-	local name=$1 start=$2
-	mkdir -p "$LOGS"
-	printf '%s %d\n' "$name" $(( $(date +%s) - start )) >> "$LOGS/times"
+	results add "$1" --seconds $(( $(date +%s) - $2 ))
 }

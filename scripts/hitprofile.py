@@ -20,17 +20,18 @@ import argparse
 import bisect
 import collections
 import os
-import select
 import socket
 import subprocess
 import sys
 import tempfile
-import time
+import threading
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import qemu  # noqa: E402
+import arch as arches
+from boot import boot
+from initramfs import make_initramfs
+from paths import BUILD, LOGS, TOP
 
-OUT = os.path.join(qemu.BUILD, 'bench')
+OUT = os.path.join(BUILD, 'bench')
 
 GDB_SCRIPT = r'''
 import gdb
@@ -86,71 +87,62 @@ class Symbols:
         return self.names[i], addr - self.addrs[i]
 
 
-def profile_case(obj, case, timeout, limit):
-    initrd = os.path.join(qemu.BUILD, 'initramfs-hitprofile.cpio.gz')
-    qemu.make_initramfs(obj, 'run', [], initrd,
-                        extra_files=[(os.path.join(qemu.TOP, 'guest/bench.sh'),
-                                      '/fbe/demo')])
+def profile_case(arch, obj, case, timeout, limit):
+    initrd = os.path.join(BUILD, 'initramfs-hitprofile.cpio.gz')
+    make_initramfs(arch, obj, 'run', [], initrd,
+                   extra_files=[(os.path.join(TOP, 'guest/bench.sh'), '/fbe/demo')])
     port = free_port()
-    cmdline = (f'console=ttyS0 panic=-1 loglevel=4 nokaslr PROFILE=1 '
+    cmdline = (f'console={arch.console} panic=-1 loglevel=4 nokaslr PROFILE=1 '
                f'BENCH_CASES={case}')
-    cmd = qemu.qemu_cmd(obj, initrd, 'tcg', cmdline, 2, 2048) + \
-        ['-gdb', f'tcp:127.0.0.1:{port}']
-    qemu.log('$ ' + ' '.join(cmd))
-    logpath = os.path.join(qemu.LOGS, f'console-hitprofile-{case}.log')
-    extra, ready = [], None
-    with open(logpath, 'w') as logf:
-        p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        try:
-            buf = b''
-            start = time.time()
-            while ready is None and time.time() - start < timeout:
-                r, _, _ = select.select([p.stdout], [], [], 1.0)
-                if not r:
-                    if p.poll() is not None:
-                        break
-                    continue
-                chunk = os.read(p.stdout.fileno(), 65536)
-                if not chunk:
-                    break
-                buf += chunk
-                *done, buf = buf.split(b'\n')
-                for raw in done:
-                    s = raw.decode('utf-8', 'replace').rstrip('\r')
-                    logf.write(s + '\n')
-                    f = s.split()
-                    if s.startswith('PROFILE-SYM') and len(f) >= 4:
-                        extra.append((int(f[1], 16), f[3]))
-                    elif s.startswith('PROFILE-READY') and len(f) == 3:
-                        ready = (f[1], f[2])
-                    elif s.startswith('BENCH-ERROR'):
-                        print(s)
-            if ready is None:
-                print(f'error: case {case} did not get ready; log: {logpath}')
-                return None
-            fd, tracefile = tempfile.mkstemp(prefix='hit-', suffix='.pcs')
-            os.close(fd)
-            fd, script = tempfile.mkstemp(prefix='hit-', suffix='.py')
-            with os.fdopen(fd, 'w') as f:
-                f.write(GDB_SCRIPT % {'port': port, 'addr': '0x' + ready[1],
-                                      'out': tracefile, 'limit': limit})
-            gdb = subprocess.run(['gdb', '-nx', '-batch', '-ex',
-                                  'set architecture i386:x86-64',
-                                  '-x', script], capture_output=True,
-                                 text=True, timeout=timeout)
-            os.unlink(script)
-            with open(tracefile) as f:
-                pcs = [int(x, 16) for x in f.read().split()]
-            os.unlink(tracefile)
-            if not pcs:
-                print(f'error: gdb traced nothing:\n{gdb.stdout}{gdb.stderr}')
-                return None
-        finally:
-            if p.poll() is None:
-                p.kill()
-            p.wait()
-    return ready[0], pcs, extra
+    logpath = os.path.join(LOGS, f'console-hitprofile-{case}.log')
+    extra, ready = [], []
+    got_ready, stop = threading.Event(), threading.Event()
+
+    def on_line(s):
+        f = s.split()
+        if s.startswith('PROFILE-SYM') and len(f) >= 4:
+            extra.append((int(f[1], 16), f[3]))
+        elif s.startswith('PROFILE-READY') and len(f) == 3:
+            ready.append((f[1], f[2]))
+            got_ready.set()
+        elif s.startswith('BENCH-ERROR'):
+            print(s)
+
+    # The guest runs under boot(), the one reader of consoles, in a
+    # thread of its own; gdb steps it from this one, then stops it.
+    guest = threading.Thread(target=boot, kwargs=dict(
+        arch=arch, obj=obj, initrd=initrd, cmdline=cmdline, logpath=logpath,
+        timeout=timeout, extra_qemu=['-gdb', f'tcp:127.0.0.1:{port}'],
+        on_line=on_line, stall=timeout, stop=stop))
+    guest.start()
+    try:
+        while not got_ready.wait(1.0):
+            if not guest.is_alive():
+                break
+        if not ready:
+            print(f'error: case {case} did not get ready; log: {logpath}')
+            return None
+        fd, tracefile = tempfile.mkstemp(prefix='hit-', suffix='.pcs')
+        os.close(fd)
+        fd, script = tempfile.mkstemp(prefix='hit-', suffix='.py')
+        with os.fdopen(fd, 'w') as f:
+            f.write(GDB_SCRIPT % {'port': port, 'addr': '0x' + ready[0][1],
+                                  'out': tracefile, 'limit': limit})
+        gdb = subprocess.run(['gdb', '-nx', '-batch', '-ex',
+                              'set architecture i386:x86-64',
+                              '-x', script], capture_output=True,
+                             text=True, timeout=timeout)
+        os.unlink(script)
+        with open(tracefile) as f:
+            pcs = [int(x, 16) for x in f.read().split()]
+        os.unlink(tracefile)
+        if not pcs:
+            print(f'error: gdb traced nothing:\n{gdb.stdout}{gdb.stderr}')
+            return None
+    finally:
+        stop.set()
+        guest.join()
+    return ready[0][0], pcs, extra
 
 
 def summarize(name, pcs, syms):
@@ -174,7 +166,7 @@ def show(name, per):
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument('--obj', default=os.path.join(qemu.BUILD, 'obj-bench'))
+    ap.add_argument('--obj', default=os.path.join(BUILD, 'obj-bench'))
     ap.add_argument('--cases', default='2,3,6',
                     help='comma-separated bench case numbers')
     ap.add_argument('--diff', help='A,B: per function, case B minus case A')
@@ -183,10 +175,13 @@ def main():
                     help='most instructions to step in one call')
     args = ap.parse_args()
     os.makedirs(OUT, exist_ok=True)
-    os.makedirs(qemu.LOGS, exist_ok=True)
+    os.makedirs(LOGS, exist_ok=True)
+    # gdb steps the guest: TCG, and x86_64 (the architecture gdb is set to)
+    os.environ['FBE_ACCEL'] = 'tcg'
+    arch = arches.get('x86_64')
     results, rc = {}, 0
     for case in args.cases.split(','):
-        r = profile_case(args.obj, case, args.timeout, args.limit)
+        r = profile_case(arch, args.obj, case, args.timeout, args.limit)
         if r is None:
             rc = 1
             continue

@@ -19,11 +19,10 @@ import sys
 import tempfile
 import threading
 
-import arch as arches
+import paths
 
-TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BUILD = os.path.join(TOP, 'build')
-FTRACE = os.path.join(BUILD, 'linux', 'tools/testing/selftests/ftrace')
+TOP, BUILD = paths.TOP, paths.BUILD
+FTRACE = os.path.join(paths.TREE, 'tools/testing/selftests/ftrace')
 
 def busybox_path():
     """The host's static busybox."""
@@ -131,7 +130,7 @@ def _make_clients_archive(out):
     return out
 
 
-def make_base_initramfs(obj, out):
+def make_base_initramfs(arch, obj, out):
     """busybox, dash, init, ftracetest and the modules: what every job
     shares.  A job's own files go into a second archive appended to it
     (the kernel unpacks concatenated archives in order)."""
@@ -140,7 +139,7 @@ def make_base_initramfs(obj, out):
         for d in ('bin', 'sbin', 'usr/bin', 'usr/sbin', 'proc', 'sys', 'dev',
                   'tmp', 'etc', 'fbe', 'root', 'lib/modules'):
             os.makedirs(os.path.join(stage, d), exist_ok=True)
-        arc = arches.current()
+        arc = arch
         host_bb = busybox_path()
         bb = arc.user_file('bin/busybox') if arc.userland else host_bb
         shutil.copy2(bb, os.path.join(stage, 'bin/busybox'))
@@ -172,8 +171,8 @@ def make_base_initramfs(obj, out):
             if os.path.lexists(os.path.join(stage, dst)):
                 os.remove(os.path.join(stage, dst))
             copy_with_libs(stage, path, dst)
-        for _, paths in arc.userland:
-            for p in paths:
+        for _, files in arc.userland:
+            for p in files:
                 if p == 'bin/busybox':
                     continue
                 dst = 'bin/sh' if p == 'bin/dash' else p
@@ -182,7 +181,7 @@ def make_base_initramfs(obj, out):
                 os.makedirs(os.path.dirname(os.path.join(stage, dst)), exist_ok=True)
                 shutil.copy2(arc.user_file(p), os.path.join(stage, dst))
         shutil.copy2(os.path.join(TOP, 'guest/init'), os.path.join(stage, 'init'))
-        # Where the guest asks the host for tests (qemu.TestQueue)
+        # Where the guest asks the host for tests (testqueue.TestQueue)
         with open(os.path.join(stage, 'fbe/queue-tty'), 'w') as f:
             f.write(arc.queue_tty + '\n')
         shutil.copy2(os.path.join(TOP, 'guest/kmemleak.sh'),
@@ -235,7 +234,7 @@ def guest_test_paths(tests):
     return guest, copies
 
 
-def make_initramfs(obj, mode, tests, out, extra_files=(), base=None,
+def make_initramfs(arch, obj, mode, tests, out, extra_files=(), base=None,
                    clients=False):
     """The base archive (built here unless given) plus the job's own:
     /fbe/mode, /fbe/tests and extra_files [(host, guest)], and perf and
@@ -268,12 +267,12 @@ def make_initramfs(obj, mode, tests, out, extra_files=(), base=None,
     own_base = base is None
     if own_base:
         base = out + '.base'
-        make_base_initramfs(obj, base)
+        make_base_initramfs(arch, obj, base)
     parts = [base, job]
     td = os.path.join(FTRACE, 'test.d')
     # The host's clients run only on the host's architecture; elsewhere
     # the tests that need them say UNSUPPORTED (require_program).
-    if arches.current().userland:
+    if arch.userland:
         pass
     elif clients or clients_needed([t if os.path.exists(t) else os.path.join(td, t)
                                     for t in tests if t != 'none']):

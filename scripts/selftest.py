@@ -6,11 +6,13 @@ Each module of the harness is tested here without a kernel:
   verdict.py    canned guest consoles, one per way a run can go wrong:
                 each must give a failing verdict naming the cause (and
                 a clean console must pass, so that the check can fail)
-  qemu.py       the test queue and its socket
+  testqueue.py  the test queue and its socket
+  results.py    the result channel: records added up, budgets
   arch.py       each architecture's QEMU command, console and queue
   initramfs.py  each architecture's archive: its busybox, /bin/sh and
                 queue device, read back out of the cpio
-Part of make check; prints KTAP and "N passed, N failed".
+Part of make check; prints KTAP and "N passed, N failed", and with
+--record writes them to the result channel (results.py).
 """
 
 import gzip
@@ -25,7 +27,9 @@ import threading
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import arch  # noqa: E402
 import initramfs  # noqa: E402
-import qemu  # noqa: E402
+import testqueue  # noqa: E402
+import verdict  # noqa: E402
+import results  # noqa: E402
 
 ESC = '\x1b[2J\x1b[01;01H\x1b[=3h\x1b[2J\x1b[01;01H'
 INIT = [ESC + 'SeaBIOS (version 1.16.2-debian-1.16.2-1)',
@@ -160,8 +164,8 @@ def queue_after_reconnect():
         srv.bind(path)
         srv.listen(1)
         srv.settimeout(10)
-        q = qemu.TestQueue(['a'], {'a': 10}, 1)
-        threading.Thread(target=qemu.serve_queue, daemon=True,
+        q = testqueue.TestQueue(['a'], {'a': 10}, 1)
+        threading.Thread(target=testqueue.serve_queue, daemon=True,
                          args=(srv, q, 'job', lambda m: None)).start()
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as first:
             first.connect(path)
@@ -211,16 +215,13 @@ def base_archive(a):
     if not os.path.isdir(initramfs.FTRACE):
         return 'no build/linux (make tree)'
     tmp = tempfile.mkdtemp(prefix='fbe-selftest-')
-    saved = arch.current()
     try:
-        arch.select(a.name)
         out = os.path.join(tmp, 'base.cpio.gz')
-        initramfs.make_base_initramfs(os.path.join(tmp, 'no-obj'), out)
+        initramfs.make_base_initramfs(a, os.path.join(tmp, 'no-obj'), out)
         return read_cpio_gz(out)
     except SystemExit as e:
         return str(e)
     finally:
-        arch.select(saved.name)
         shutil.rmtree(tmp)
 
 
@@ -259,8 +260,8 @@ def arch_cases(result):
     lines = ['FBE-INIT', 'KTAP version 1', '1..2', 'ok 1 the sample module loads',
              'ok 2 u32 b # SKIP 32-bit without BTF', 'FBE-TAINT 0', 'FBE-DMESG-BEGIN',
              '<6>[    0.1] Run /init as init process', 'FBE-DMESG-END', 'FBE-DONE rc=0']
-    v = qemu.judge(lines, 'done', ftracetest=False)
-    bad = qemu.judge(replace(lines, 'ok 1 the sample module loads',
+    v = verdict.judge(lines, 'done', ftracetest=False)
+    bad = verdict.judge(replace(lines, 'ok 1 the sample module loads',
                              ['not ok 1 the sample module loads']), 'done',
                      ftracetest=False)
     result(v.ok and (v.npass, v.nskip) == (1, 1) and not bad.ok,
@@ -296,38 +297,38 @@ def main():
         fail += not ok
         print(f'{"ok" if ok else "not ok"} {n} harness: {desc}' + (f' # {why}' if why and not ok else ''))
 
-    v = qemu.judge(CLEAN)
+    v = verdict.judge(CLEAN)
     result(v.ok and (v.npass, v.nskip) == (3, 1), 'a clean console passes',
            f'{v.npass} passed, {v.nfail} failed, {v.nskip} skipped, problems {v.problems}')
-    v = qemu.judge(replace(CLEAN, INIT[-1], ['FBE-INIT 6.12.57 cpus=2']))
+    v = verdict.judge(replace(CLEAN, INIT[-1], ['FBE-INIT 6.12.57 cpus=2']))
     result(v.ok, 'init is found with or without escape sequences', str(v.problems))
-    v = qemu.judge(replace(CLEAN, 'FBE-TAINT 0', ['FBE-TAINT 8192']))
+    v = verdict.judge(replace(CLEAN, 'FBE-TAINT 0', ['FBE-TAINT 8192']))
     result(v.ok, 'an unsigned module alone (taint E) passes', str(v.problems))
-    v = qemu.judge(replace(CLEAN, 'FBE-TAINT 0', [DISARM, 'FBE-TAINT 512']))
+    v = verdict.judge(replace(CLEAN, 'FBE-TAINT 0', [DISARM, 'FBE-TAINT 512']))
     result(v.ok and v.known == [DISARM.strip()],
            "a known WARN() taints the kernel (W) and passes, and is shown",
            f'{v.problems} {v.known}')
-    v = qemu.judge(replace(CLEAN, 'ok 2 Function event - add and remove',
+    v = verdict.judge(replace(CLEAN, 'ok 2 Function event - add and remove',
                            [ORC, 'ok 2 Function event - add and remove']))
     result(v.ok and v.known == [ORC.strip()],
            'a report listed in config/known-reports passes, and is shown',
            f'{v.problems} {v.known}')
     for desc, lines, status, must in CASES:
-        v = qemu.judge(lines, status)
+        v = verdict.judge(lines, status)
         text = ' '.join(v.problems + [f'{n} {r} {c}' for n, r, c in v.results
                                       if r not in ('PASS', 'XFAIL', 'SKIP')])
         good = not v.ok and v.nfail > 0 and must in text
         result(good, f'{desc} fails the run', f'ok={v.ok}, said: {text!r}')
-    v = qemu.judge(QUEUED, handed=3)
+    v = verdict.judge(QUEUED, handed=3)
     result(v.ok and (v.npass, v.nskip) == (3, 1), 'a queued guest that ran what it took passes',
            f'{v.problems}')
     for desc, lines, handed, must in QUEUE_CASES:
-        v = qemu.judge(lines, '', handed=handed)
+        v = verdict.judge(lines, '', handed=handed)
         text = ' '.join(v.problems)
         result(not v.ok and must in text, f'{desc} fails the run', f'said: {text!r}')
     # The queue hands out every case once, longest first, the last ones small
     w = {'a': 400, 'b': 300, 'c': 100, 'd': 10, 'e': 10, 'f': 10, 'g': 5}
-    q = qemu.TestQueue(list(w), w, 2)
+    q = testqueue.TestQueue(list(w), w, 2)
     chunks = []
     while True:
         c = q.take(f'ftrace{len(chunks) % 2}')
@@ -339,7 +340,7 @@ def main():
            sum(map(len, q.given.values())) == len(w),
            'the test queue hands out every case once, longest first', str(chunks))
     # The stall limit grows with the case running and the machine's speed
-    q = qemu.TestQueue(['long', 'a', 'b'], {'long': 400, 'a': 20, 'b': 20}, 1)
+    q = testqueue.TestQueue(['long', 'a', 'b'], {'long': 400, 'a': 20, 'b': 20}, 1)
     q.take('j')                         # 'long' alone
     q.current['j'] = (q.current['j'][0] - 800, q.current['j'][1])   # took 800 s
     first = q.stall('j', 900)           # 3 x 400 at speed 1
@@ -349,7 +350,7 @@ def main():
            'the stall limit scales with the running case and the measured speed',
            f'first {first}, speed {q.speed()}, later {later}')
     # Past CI's deadline the queue hands out nothing, and says so
-    q = qemu.TestQueue(['a', 'b'], {'a': 1, 'b': 1}, 1, deadline=0)
+    q = testqueue.TestQueue(['a', 'b'], {'a': 1, 'b': 1}, 1, deadline=0)
     c = q.take('ftrace0')
     result(c == [] and q.expired and len(q) == 2,
            'past its deadline the queue hands out nothing and says it expired', str(c))
@@ -364,15 +365,17 @@ def main():
            f'said: {said!r}')
     # A test named by a path that is not there is refused before any guest
     here = os.path.abspath(__file__)
-    td = os.path.join(qemu.FTRACE, 'test.d')
+    td = os.path.join(initramfs.FTRACE, 'test.d')
     known = next((os.path.relpath(os.path.join(d, f), td) for d, _, fs in os.walk(td)
                   for f in sorted(fs) if f.endswith('.tc')), None)
     bad = ['test.d/dynevent/fevent_btf.tc', '/nonexistent/x.tc']
-    got = qemu.missing_tests([here, 'none'] + ([known] if known else []) + bad)
+    got = initramfs.missing_tests([here, 'none'] + ([known] if known else []) + bad)
     result(got == bad and known is not None,
            'a test path that names nothing is refused', f'missing {got}, known {known}')
     arch_cases(result)
     print(f'{n - fail} passed, {fail} failed')
+    if '--record' in sys.argv[1:]:
+        results.record('selftest', passed=n - fail, failed=fail, skipped=0)
     return 1 if fail else 0
 
 

@@ -1,0 +1,34 @@
+#!/bin/bash
+# make check-harness: the harness checked as code, without a kernel: the
+# shell scripts of the harness and of the guest linted (not the .tc files
+# of the series), pyflakes on every Python module, and the self-test.  Each writes its result to the result channel
+# (scripts/results.py); ends with their sum.
+. "$(dirname "$0")/common.sh"
+results_begin "make check-harness"
+rc=0
+cd "$TOP" || exit 1
+# The shell scripts: bash on the host, POSIX sh in the guest
+mapfile -t shells < <({ ls .ci/run scripts/*.sh guest/init guest/demo guest/*.sh \
+	tests/*/*.sh tests/boot/lib; } 2>/dev/null | sort -u)
+t0=$(date +%s)
+# -x: follow what a script sources (tests/boot/lib, scripts/common.sh)
+if shellcheck -x -S warning "${shells[@]}"; then
+	results add shellcheck --passed 1 --seconds $(( $(date +%s) - t0 ))
+else
+	results add shellcheck --failed 1 --seconds $(( $(date +%s) - t0 ))
+	rc=1
+fi
+echo "shellcheck -x -S warning: ${#shells[@]} scripts"
+mapfile -t pys < <(ls scripts/*.py)
+t0=$(date +%s)
+if pyflakes3 "${pys[@]}"; then
+	results add pyflakes --passed 1 --seconds $(( $(date +%s) - t0 ))
+else
+	results add pyflakes --failed 1 --seconds $(( $(date +%s) - t0 ))
+	rc=1
+fi
+echo "pyflakes3: ${#pys[@]} modules"
+python3 scripts/selftest.py --record > "$LOGS/selftest.out" 2>&1 || rc=1
+tail -1 "$LOGS/selftest.out"
+results total --step "$FBE_STEP" || rc=1
+exit $rc
