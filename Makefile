@@ -7,7 +7,7 @@ TESTS ?=
 KCMDLINE ?=
 SLOW ?=
 export TESTS KCMDLINE SLOW
-# make check ARCH=arm64: the architecture (scripts/arch.py); unset, x86_64.
+# make check ARCH=arm64: the architecture (scripts/harness/arch.py); unset, x86_64.
 # Not exported empty: the kernel's own make takes an empty ARCH literally.
 ifdef ARCH
 export ARCH
@@ -56,7 +56,7 @@ base: deps
 
 tree: base
 	@t0=$$(date +%s) && scripts/tree.sh && \
-	 python3 scripts/results.py add tree --seconds $$(( $$(date +%s) - t0 )) && \
+	 PYTHONPATH=scripts python3 -m harness.results add tree --seconds $$(( $$(date +%s) - t0 )) && \
 	 echo "=== phase tree: $$(( $$(date +%s) - t0 ))s"
 
 build: tree
@@ -84,11 +84,11 @@ check-docs: tree
 docs-png: check-docs
 	@scripts/docs-png.sh
 
-# The benchmarked kernel: base.config at -O2 (config/bench.config), one
+# The benchmarked kernel: base.config at -O2 (config/kconfig/bench.config), one
 # object directory per architecture
 BENCH_OBJ = build/obj-bench$(if $(filter-out x86_64,$(ARCH)),-$(ARCH))
 bench-build: tree
-	@PHASE=build-bench scripts/build.sh $(BENCH_OBJ) config/base.config config/bench.config
+	@PHASE=build-bench scripts/build.sh $(BENCH_OBJ) config/kconfig/base.config config/kconfig/bench.config
 
 bench: bench-build
 	@scripts/deps.sh python3-matplotlib
@@ -106,7 +106,7 @@ hitprofile: bench-build
 check-arches: tree
 	@scripts/check-arches.sh
 
-# Function events where Debian has no user space (scripts/arch.py's
+# Function events where Debian has no user space (scripts/harness/arch.py's
 # NOLIBC): a 32-bit powerpc kernel (64-bit arguments in register pairs)
 # and a riscv64 one (exit events on fgraph), with and without BTF, each
 # booted with a nolibc init that checks what function events record

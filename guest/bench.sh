@@ -7,7 +7,7 @@
 # up the one case in BENCH_CASES and calls the function once a second.
 # BENCH_REGS (the registers of arguments 2 to 4, comma-separated) and
 # BENCH_INSN (the size of the call to ftrace at a function's entry) are
-# the architecture's, from scripts/arch.py.  A case the kernel cannot
+# the architecture's, from scripts/harness/arch.py.  A case the kernel cannot
 # set up (fprobe events where the architecture has no fprobe) prints
 # "BENCH-SKIP <case> <why>".
 T=/sys/kernel/tracing

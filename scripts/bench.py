@@ -31,11 +31,11 @@ import sys
 import threading
 import time
 
-import arch as arches
-from boot import boot, show_tail
-from initramfs import make_initramfs
-from paths import BUILD, LOGS, TOP
-from verdict import bad_lines
+from harness import arch as arches
+from harness.boot import boot, show_tail
+from harness.initramfs import make_initramfs
+from harness.paths import BUILD, LOGS, TOP
+from harness.verdict import bad_lines
 
 
 def suffix(arch):

@@ -2,22 +2,22 @@
 # Configure and build the kernel in build/linux out of tree.
 #   [ARCH=arm64] build.sh [OBJDIR] [FRAGMENT...]
 # Default: the one kernel make check boots, in build/obj (build/obj-ARCH
-# for another architecture than x86_64): config/base.config, the
-# architecture's fragment and config/debug.config.  The architecture's
-# fragment (scripts/arch.py) always follows base.config.  Every option a
+# for another architecture than x86_64): config/kconfig/base.config, the
+# architecture's fragment and config/kconfig/debug.config.  The architecture's
+# fragment (scripts/harness/arch.py) always follows base.config.  Every option a
 # fragment sets is checked after olddefconfig; one that did not survive
 # fails the build.
-. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/harness/common.sh"
 set -e
-eval "$(python3 "$TOP/scripts/arch.py" shell "${ARCH:-}")" || die "unknown ARCH"
+eval "$(harness arch shell "${ARCH:-}")" || die "unknown ARCH"
 obj=$(realpath -m "${1:-$ARCH_OBJ}")
 shift || true
 frags=()
-for f in "${@:-$TOP/config/base.config}"; do
+for f in "${@:-$TOP/config/kconfig/base.config}"; do
 	frags+=("$f")
-	[ "$(realpath "$f")" = "$TOP/config/base.config" ] && frags+=("$ARCH_CONFIG")
+	[ "$(realpath "$f")" = "$TOP/config/kconfig/base.config" ] && frags+=("$ARCH_CONFIG")
 done
-[ $# -gt 0 ] || frags+=("$TOP/config/debug.config")
+[ $# -gt 0 ] || frags+=("$TOP/config/kconfig/debug.config")
 [ -n "$CROSS" ] && ! command -v "${CROSS}gcc" >/dev/null &&
 	die "no ${CROSS}gcc (make deps ARCH=$ARCH_NAME)"
 [ -d "$TREE/.git" ] || die "no build/linux (make tree)"
@@ -28,21 +28,21 @@ export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache} CCACHE_BASEDIR=$TOP CCACHE_NOHASH
 export CCACHE_SLOPPINESS=time_macros,include_file_mtime,include_file_ctime
 ccache -M 8G >/dev/null 2>&1 || true
 ccache -z >/dev/null 2>&1 || true
-# KASAN instruments only the directories config/kasan-scope lists: a
+# KASAN instruments only the directories config/lists/kasan-scope lists: a
 # command-line KASAN_SANITIZE=n turns it off everywhere, and a per-object
 # KASAN_SANITIZE_<stem>.o=y (scripts/Makefile.lib) turns it back on for
 # each .c file found there.
 kasan=()
-if grep -qx 'CONFIG_KASAN=y' "${frags[@]}" && [ -f "$TOP/config/kasan-scope" ]; then
+if grep -qx 'CONFIG_KASAN=y' "${frags[@]}" && [ -f "$TOP/config/lists/kasan-scope" ]; then
 	kasan=(KASAN_SANITIZE=n)
 	while read -r dir; do
 		case "$dir" in ''|'#'*) continue ;; esac
-		[ -d "$TREE/$dir" ] || die "config/kasan-scope: no $dir in build/linux"
+		[ -d "$TREE/$dir" ] || die "config/lists/kasan-scope: no $dir in build/linux"
 		for f in "$TREE/$dir"/*.c; do
 			f=${f##*/}
 			kasan+=("KASAN_SANITIZE_${f%.c}.o=y")
 		done
-	done < "$TOP/config/kasan-scope"
+	done < "$TOP/config/lists/kasan-scope"
 fi
 kmake() { make -s -C "$TREE" O="$obj" ARCH="$KARCH" CROSS_COMPILE="$CROSS" CC="$cc" \
 	LOCALVERSION= "${kasan[@]}" "$@"; }
@@ -56,7 +56,7 @@ t0=$(date +%s)
 kcache_key() {
 	[ "$obj" = "$(realpath -m "$ARCH_OBJ")" ] && [ "${FBE_KERNEL_CACHE:-1}" != 0 ] &&
 		[ -z "$(git -C "$TREE" status --porcelain --untracked-files=no)" ] || return 1
-	{ git -C "$TREE" rev-parse 'HEAD^{tree}'; cat "${frags[@]}" "$TOP/config/kasan-scope" "$0"
+	{ git -C "$TREE" rev-parse 'HEAD^{tree}'; cat "${frags[@]}" "$TOP/config/lists/kasan-scope" "$0"
 	  echo "$KARCH"; "${CROSS}gcc" --version; pahole --version; } | sha256sum | cut -c1-16
 }
 kcache=
@@ -76,7 +76,7 @@ if key=$(kcache_key); then
 fi
 # FBE_CACHED_ONLY=1: only from the kernel cache; exit 3 if it is not there
 [ "${FBE_CACHED_ONLY:-0}" = 1 ] && exit 3
-# The one configure step of every kernel (scripts/kconfig.py): from
+# The one configure step of every kernel (scripts/harness/kconfig.py): from
 # tinyconfig when a fragment changed, else olddefconfig on the .config
 # there; every requested option must have survived (check-bisect builds
 # patches that come before the options they add: KCONFIG_CHECK=0).
@@ -85,7 +85,7 @@ keep=()
 [ -f "$obj/.config" ] && [ "$(cat "$obj/.fragments" 2>/dev/null)" = "$want" ] && keep=(--keep)
 nocheck=()
 [ "$KCONFIG_CHECK" = 0 ] && nocheck=(--no-check)
-python3 "$TOP/scripts/kconfig.py" --karch "$KARCH" --cross "$CROSS" --cc "$cc" --obj "$obj" \
+harness kconfig --karch "$KARCH" --cross "$CROSS" --cc "$cc" --obj "$obj" \
 	"${keep[@]}" "${nocheck[@]}" "${frags[@]}" ||
 	die "requested Kconfig options did not survive olddefconfig"
 echo "$want" > "$obj/.fragments"

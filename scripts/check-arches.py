@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """make check-arches: the series' C files built with W=1 for every
-architecture Debian has a cross compiler for (scripts/arch.py's TARGETS),
+architecture Debian has a cross compiler for (scripts/harness/arch.py's TARGETS),
 each on a tracing config with and without BTF.
 
 A warning or an error in a file the series changes fails it; so does an
@@ -12,7 +12,7 @@ tracing code still builds; exit events exist where the function graph
 entry passes the argument registers, HAVE_FUNCTION_GRAPH_ENTRY_FREGS:
 not on s390 and powerpc; loongarch, which Debian 12 has no compiler for,
 does not select it either).  Each config is one result on the result
-channel (scripts/results.py).
+channel (scripts/harness/results.py).
 
   [ARCHES="arm64 riscv64"] check-arches.py
 """
@@ -23,10 +23,10 @@ import subprocess
 import sys
 import tempfile
 
-import arch as arches
-import kconfig
-import results
-from paths import BUILD, CACHE, LOGS, TOP, TREE
+from harness import arch as arches
+from harness import kconfig
+from harness import results
+from harness.paths import BUILD, CACHE, LOGS, TOP, TREE
 
 DIRS = ['kernel/trace/', 'samples/trace_events/']
 OPTIONAL = ('CONFIG_FUNCTION_GRAPH_TRACER=', 'CONFIG_FUNCTION_GRAPH_RETVAL=',
@@ -100,7 +100,7 @@ def main():
     names = os.environ.get('ARCHES', ' '.join(arches.TARGETS)).split()
     unknown = [n for n in names if n not in arches.TARGETS]
     if unknown:
-        sys.exit(f'error: ARCHES: no {" ".join(unknown)} in scripts/arch.py TARGETS')
+        sys.exit(f'error: ARCHES: no {" ".join(unknown)} in scripts/harness/arch.py TARGETS')
     targets = [arches.TARGETS[n] for n in names]
     if not os.path.isdir(os.path.join(TREE, '.git')):
         sys.exit('error: no build/linux (make tree)')

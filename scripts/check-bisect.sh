@@ -1,7 +1,7 @@
 #!/bin/bash
 # Build the kernel at every patch of the series (incrementally, in its own
 # object directory so that the main build stays warm).
-. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/harness/common.sh"
 set -e
 obj=$BUILD/obj-bisect
 head=$(git -C "$TREE" rev-parse HEAD)

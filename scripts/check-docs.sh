@@ -5,7 +5,7 @@
 #    build/docs; a warning about a file the series adds or changes fails.
 #  - scripts/kernel-doc -none -Wall on every C file the series changes
 #    reports nothing that the base version of the file did not.
-. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/harness/common.sh"
 set -e
 out=$BUILD/docs
 # From scratch: Sphinx only reports warnings for the files it reads.

@@ -2,16 +2,16 @@
 # make check-harness: the harness checked as code, without a kernel: the
 # shell scripts of the harness and of the guest linted (not the .tc files
 # of the series), pyflakes on every Python module, and the self-test.  Each writes its result to the result channel
-# (scripts/results.py); ends with their sum.
-. "$(dirname "$0")/common.sh"
+# (scripts/harness/results.py); ends with their sum.
+. "$(dirname "$0")/harness/common.sh"
 results_begin "make check-harness"
 rc=0
 cd "$TOP" || exit 1
 # The shell scripts: bash on the host, POSIX sh in the guest
-mapfile -t shells < <({ ls .ci/run scripts/*.sh guest/init guest/demo guest/*.sh \
-	tests/*/*.sh tests/boot/lib; } 2>/dev/null | sort -u)
+mapfile -t shells < <({ ls .ci/run scripts/*.sh scripts/harness/*.sh guest/init guest/demo \
+	guest/*.sh guest/jobs/*.sh guest/jobs/*/*.sh guest/jobs/boot/lib; } 2>/dev/null | sort -u)
 t0=$(date +%s)
-# -x: follow what a script sources (tests/boot/lib, scripts/common.sh)
+# -x: follow what a script sources (guest/jobs/boot/lib, scripts/harness/common.sh)
 if shellcheck -x -S warning "${shells[@]}"; then
 	results add shellcheck --passed 1 --seconds $(( $(date +%s) - t0 ))
 else
@@ -19,7 +19,7 @@ else
 	rc=1
 fi
 echo "shellcheck -x -S warning: ${#shells[@]} scripts"
-mapfile -t pys < <(ls scripts/*.py)
+mapfile -t pys < <(ls scripts/*.py scripts/harness/*.py scripts/test/*.py)
 t0=$(date +%s)
 if pyflakes3 "${pys[@]}"; then
 	results add pyflakes --passed 1 --seconds $(( $(date +%s) - t0 ))
@@ -28,7 +28,7 @@ else
 	rc=1
 fi
 echo "pyflakes3: ${#pys[@]} modules"
-python3 scripts/selftest.py --record > "$LOGS/selftest.out" 2>&1 || rc=1
+python3 scripts/test/selftest.py --record > "$LOGS/selftest.out" 2>&1 || rc=1
 tail -1 "$LOGS/selftest.out"
 results total --step "$FBE_STEP" || rc=1
 exit $rc

@@ -1,15 +1,15 @@
 #!/bin/bash
 # make check-nolibc: function events where Debian has no user space
-# (scripts/nolibc.py).  For each architecture of scripts/arch.py's NOLIBC
+# (scripts/nolibc.py).  For each architecture of scripts/harness/arch.py's NOLIBC
 # (ppc32: a 32-bit big-endian ABI with 64-bit arguments in register
 # pairs; riscv64: exit events on fgraph there), a small kernel is built
 # with and without BTF and booted with guest/nolibc/fevent-test.c as its
 # init, which checks what function events record against known values
 # and a kprobe event reading the registers, and prints KTAP.  Each kernel
-# writes its counts to the result channel (scripts/results.py); ends with
+# writes its counts to the result channel (scripts/harness/results.py); ends with
 # their sum, "N passed, N failed, N skipped".
 #   [NOLIBC_ARCHES="ppc32"] [BTF="y n"] scripts/check-nolibc.sh
-. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/harness/common.sh"
 results_begin "make check-nolibc"
 t0=$(date +%s)
 rc=0

@@ -1,10 +1,10 @@
 #!/bin/bash
 # checkpatch --strict on every patch of the series: 0 errors, warnings,
-# checks.  Exceptions: config/checkpatch-exceptions ("<patch> <TYPE> reason").
-. "$(dirname "$0")/common.sh"
+# checks.  Exceptions: config/lists/checkpatch-exceptions ("<patch> <TYPE> reason").
+. "$(dirname "$0")/harness/common.sh"
 rc=0
 n=0
-exc=$TOP/config/checkpatch-exceptions
+exc=$TOP/config/lists/checkpatch-exceptions
 while read -r p; do
 	case "$p" in ''|'#'*) continue;; esac
 	n=$((n + 1))

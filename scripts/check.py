@@ -5,12 +5,12 @@
 The jobs (each a QEMU guest of its own, one host CPU each under
 single-threaded TCG):
 
-  ftrace<N>   a share of ftracetest (test.d less config/known-failures)
+  ftrace<N>   a share of ftracetest (test.d less config/lists/known-failures)
   boot        kprobe_event= and function_event= on the command line
-              (tests/boot), then the concurrency stress (tests/debug/stress.sh)
-  fuzz        the parser fuzzer (tests/debug/fuzz.sh)
+              (guest/jobs/boot), then the concurrency stress (guest/jobs/stress.sh)
+  fuzz        the parser fuzzer (guest/jobs/fuzz.sh)
   fault       every allocation of each operation on the events failed in
-              turn (tests/debug/fault.sh)
+              turn (guest/jobs/fault.sh)
 
 The ftrace jobs boot with kmemleak=off (kmemleak's stack trace for every
 allocation doubles a test's time under TCG); the boot and fuzz jobs,
@@ -21,7 +21,7 @@ judged by verdict.judge().  The boot and fuzz jobs are placed first, on the
 least loaded CPU, longest first; then each CPU boots one ftracetest
 guest that takes the cases from a queue shared by all of them
 (testqueue.TestQueue, over a second serial port), longest first
-(config/test-weights: seconds each under TCG), a few at a time, until
+(config/lists/test-weights: seconds each under TCG), a few at a time, until
 none is left: however long a case takes on the day, the CPUs finish
 together.  Every result is printed as it arrives.
 
@@ -31,7 +31,7 @@ together.  Every result is printed as it arrives.
   check.py --only fuzz       only the fuzzer (make fuzz)
   check.py --only boot       only the boot job (boot parameters, stress, lockdown)
   check.py --only fault      only the fault job
-  check.py --only ci         the boot and fault jobs and config/ci-cases from the queue:
+  check.py --only ci         the boot and fault jobs and config/lists/ci-cases from the queue:
                              what CI runs on another architecture than x86_64
   check.py --deadline S      hand out no case after S seconds: the cases
                              left are skipped, not failed (CI's time budget)
@@ -44,13 +44,13 @@ import sys
 import threading
 import time
 
-import arch as arches
-import paths
-import results
-from initramfs import FTRACE, make_base_initramfs, missing_tests
-from job import run_job
-from testqueue import TestQueue
-from verdict import Verdict
+from harness import arch as arches
+from harness import paths
+from harness import results
+from harness.initramfs import FTRACE, make_base_initramfs, missing_tests
+from harness.job import run_job
+from harness.testqueue import TestQueue
+from harness.verdict import Verdict
 
 TOP, BUILD, LOGS = paths.TOP, paths.BUILD, paths.LOGS
 TD = os.path.join(FTRACE, 'test.d')
@@ -71,7 +71,7 @@ def say(msg):
 
 def weights():
     w = {}
-    for line in open(os.path.join(TOP, 'config/test-weights')):
+    for line in open(os.path.join(TOP, 'config/lists/test-weights')):
         f = line.split('#')[0].split()
         if len(f) == 2:
             w[f[0]] = float(f[1])
@@ -79,13 +79,13 @@ def weights():
 
 
 def not_run(arch, slow):
-    """{test: why make check leaves it out}: config/known-failures, and
-    config/slow-tests unless slow."""
+    """{test: why make check leaves it out}: config/lists/known-failures, and
+    config/lists/slow-tests unless slow."""
     known, this = {}, arch
     for f, what in (('known-failures', 'known failure'), ('slow-tests', 'slow')):
         if f == 'slow-tests' and slow:
             continue
-        for line in open(os.path.join(TOP, 'config', f)):
+        for line in open(os.path.join(TOP, 'config', 'lists', f)):
             if line.strip() and not line.startswith('#'):
                 name, _, reason = line.strip().partition(' ')
                 # ARCH:path: on that architecture only
@@ -98,8 +98,8 @@ def not_run(arch, slow):
 
 def ci_case(t):
     """Whether CI runs t (a path in test.d) on another architecture:
-    config/ci-cases lists directories and files of test.d."""
-    with open(os.path.join(TOP, 'config/ci-cases')) as f:
+    config/lists/ci-cases lists directories and files of test.d."""
+    with open(os.path.join(TOP, 'config/lists/ci-cases')) as f:
         for line in f:
             line = line.split('#')[0].strip()
             if line and (t == line or t.startswith(line.rstrip('/') + '/')):
@@ -129,7 +129,7 @@ def build_guest_tools(arch):
     os.makedirs(out, exist_ok=True)
     bins = []
     for t in ('fevent-fuzz', 'fevent-stress', 'fevent-bpf', 'fevent-failnth'):
-        src = os.path.join(TOP, 'guest/fuzz', t + '.c')
+        src = os.path.join(TOP, 'guest/tools', t + '.c')
         dst = os.path.join(out, t)
         subprocess.run([arch.cc, '-static', '-O2', '-Wall', '-Wextra', '-Werror',
                         '-pthread', '-o', dst, src], check=True)
@@ -143,7 +143,7 @@ class Job:
         self.name, self.est, self.tests = name, est, list(tests)
         self.queue = queue        # ftracetest cases from a shared queue
         self.kcmdline, self.boot, self.post = kcmdline, list(boot), list(post)
-        # after the leak scan: what can not be undone (tests/last)
+        # after the leak scan: what can not be undone (guest/jobs/last)
         self.last = list(last)
         # a job may take three times its estimate (make fuzz N=... grows it)
         self.env, self.timeout = list(env), timeout or max(2400, 3 * est + 300)
@@ -157,7 +157,7 @@ def plan(args, w):
     fuzz_env = [f'FUZZ_N={args.fuzz_n}', f'FUZZ_KN={args.fuzz_kn}',
                 f'FUZZ_SEED={args.fuzz_seed}', f'FUZZ_EVERY={args.fuzz_every}',
                 f'STRESS_SECS={args.stress_secs}']
-    dbg = os.path.join(TOP, 'tests/debug')
+    dbg = os.path.join(TOP, 'guest/jobs')
     fixed = []
     if args.only in (None, 'fuzz'):
         fixed.append(Job('fuzz', w.get('@fuzz', 300) * args.fuzz_n / 10000,
@@ -170,12 +170,12 @@ def plan(args, w):
     if args.only in (None, 'boot', 'ci'):
         fixed.append(Job('boot', w.get('@boot', 60) + args.stress_secs * 1.5,
                          kcmdline=BOOT_CMDLINE,
-                         boot=sorted(os.path.join(TOP, 'tests/boot', f)
-                                     for f in os.listdir(os.path.join(TOP, 'tests/boot'))
+                         boot=sorted(os.path.join(TOP, 'guest/jobs/boot', f)
+                                     for f in os.listdir(os.path.join(TOP, 'guest/jobs/boot'))
                                      if f.endswith('.sh')) +
                          [os.path.join(dbg, 'stress.sh')], env=fuzz_env,
-                         last=[os.path.join(TOP, 'tests/last', f)
-                               for f in sorted(os.listdir(os.path.join(TOP, 'tests/last')))
+                         last=[os.path.join(TOP, 'guest/jobs/last', f)
+                               for f in sorted(os.listdir(os.path.join(TOP, 'guest/jobs/last')))
                                if f.endswith('.sh')]))
     load = [0.0] * cpus
     slots = [[] for _ in range(cpus)]
@@ -210,8 +210,8 @@ def run_slot(args, jobs, base):
         extra = [(b, '/fbe/boot/' + os.path.basename(b)) for b in j.boot]
         extra += [(b, '/fbe/post/' + os.path.basename(b)) for b in j.post]
         extra += [(b, '/fbe/last/' + os.path.basename(b)) for b in j.last]
-        extra.append((os.path.join(TOP, 'tests/boot/lib'), '/fbe/boot/lib'))
-        # make run's demo, which tests/boot/demo.sh runs
+        extra.append((os.path.join(TOP, 'guest/jobs/boot/lib'), '/fbe/boot/lib'))
+        # make run's demo, which guest/jobs/boot/demo.sh runs
         extra.append((os.path.join(TOP, 'guest/demo'), '/fbe/demo'))
         extra += [(b, '/fbe/bin/' + os.path.basename(b)) for b in args.bins]
         if j.queue is not None and not len(j.queue):
@@ -239,7 +239,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--obj', help="default: the architecture's make check kernel")
-    ap.add_argument('--arch', help='default: $ARCH, else x86_64 (scripts/arch.py)')
+    ap.add_argument('--arch', help='default: $ARCH, else x86_64 (scripts/harness/arch.py)')
     ap.add_argument('--tests', nargs='*')
     ap.add_argument('--kcmdline', default='')
     ap.add_argument('--jobs', type=int, default=os.cpu_count())
@@ -248,7 +248,7 @@ def main():
     ap.add_argument('--deadline', type=float,
                     help='seconds after which no case is handed out')
     ap.add_argument('--slow', action='store_true',
-                    help='run config/slow-tests too')
+                    help='run config/lists/slow-tests too')
     ap.add_argument('--fuzz-n', type=int, default=int(os.environ.get('FUZZ_N', 10000)))
     ap.add_argument('--fuzz-kn', type=int, default=int(os.environ.get('FUZZ_KN', 1000)))
     ap.add_argument('--fuzz-seed', type=int, default=int(os.environ.get('FUZZ_SEED', 42)))
@@ -309,7 +309,7 @@ def main():
             v = j.verdict
             say(f'{j.name:8} {j.seconds:5.0f}s  {v.npass} passed, {v.nfail} failed, '
                 f'{v.nskip} skipped' + ''.join(f'\n         error: {p}' for p in v.problems) +
-                ''.join(f'\n         known report (config/known-reports): {k}'
+                ''.join(f'\n         known report (config/lists/known-reports): {k}'
                         for k in v.known) +
                 ''.join(f'\n         {r}: {n}' + (f'  # {c}' if c else '')
                         for n, r, c in v.results if r not in ('PASS', 'XFAIL', 'SKIP')))
@@ -336,7 +336,7 @@ def main():
         say(f'[      SKIP] {t}  # {reason}')
     if skipped:
         results.record('guests/not-run', arch=args.arch.name, skipped=len(skipped),
-                       reason='config/known-failures and config/slow-tests')
+                       reason='config/lists/known-failures and config/lists/slow-tests')
     say(f'=== guests: {time.time() - T0:.0f}s')
     return 0 if nfail == 0 else 1
 

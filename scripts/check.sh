@@ -1,20 +1,20 @@
 #!/bin/bash
 # make check: the harness self-test, then every guest job on the one
 # kernel (scripts/check.py), then one summary: what each wrote to the
-# result channel (scripts/results.py), added up.
+# result channel (scripts/harness/results.py), added up.
 #   TESTS=...     a subset (.tc files or directories, anywhere on disk), one job
 #   KCMDLINE=...  added to the kernel command line
 #   ONLY=fuzz     only the fuzzer (make fuzz); ONLY=boot, ONLY=ci (check.py)
 #   DEADLINE=S    hand out no ftracetest case after S seconds (CI's budget)
-#   ARCH=arm64    the kernel and guests of another architecture (scripts/arch.py)
-#   SLOW=1        config/slow-tests too
-. "$(dirname "$0")/common.sh"
+#   ARCH=arm64    the kernel and guests of another architecture (scripts/harness/arch.py)
+#   SLOW=1        config/lists/slow-tests too
+. "$(dirname "$0")/harness/common.sh"
 results_begin "make check${ARCH:+ ARCH=$ARCH}${ONLY:+ ONLY=$ONLY}"
 mkdir -p "$LOGS"
 rc=0
 t0=$(date +%s)
 echo "=== harness self-test (canned guest consoles)"
-python3 "$TOP/scripts/selftest.py" --record || rc=1
+python3 "$TOP/scripts/test/selftest.py" --record || rc=1
 args=()
 [ -n "$TESTS" ] && read -ra tests <<< "$TESTS" && args+=(--tests "${tests[@]}")
 [ -n "$ONLY" ] && args+=(--only "$ONLY")

@@ -6,8 +6,8 @@
 # coreutils, of that architecture), downloaded with
 # apt-get download and unpacked into the cache: they cannot be installed
 # beside the host's own (busybox-static:arm64 would replace the host's).
-. "$(dirname "$0")/common.sh"
-eval "$(python3 "$TOP/scripts/arch.py" shell "${ARCH:-}")" || die "unknown ARCH"
+. "$(dirname "$0")/harness/common.sh"
+eval "$(harness arch shell "${ARCH:-}")" || die "unknown ARCH"
 PKGS="build-essential flex bison bc libelf-dev libssl-dev cpio kmod xz-utils
       ccache qemu-system-x86 busybox-static python3 git perl rsync
       python3-sphinx python3-yaml dwarves lz4 linux-perf trace-cmd $HOST_PKGS $*"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # make docs-png: render the new documents' HTML pages (built by
 # make check-docs) to PNG, to look at them: build/docs-png/*.png.
-. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/harness/common.sh"
 set -e
 PKGS="wkhtmltopdf fonts-wqy-microhei python3-pil"
 for p in $PKGS; do

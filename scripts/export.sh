@@ -1,7 +1,7 @@
 #!/bin/bash
 # Write the commits base..HEAD of build/linux into patches/ (deterministic).
 # With --check, only compare and exit non-zero when they differ.
-. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/harness/common.sh"
 set -e
 [ -d "$TREE/.git" ] || die "no build/linux (make tree)"
 tmp=$(mktemp -d)

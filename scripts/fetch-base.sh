@@ -1,7 +1,7 @@
 #!/bin/bash
 # Fetch and unpack the base kernel source into the cache (once).
 # Prints the path of the unpacked source tree on stdout.
-. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/harness/common.sh"
 set -e
 mkdir -p "$CACHE"
 src=$CACHE/$BASE_PKG-$BASE_VERSION

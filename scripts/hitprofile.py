@@ -26,10 +26,10 @@ import sys
 import tempfile
 import threading
 
-import arch as arches
-from boot import boot
-from initramfs import make_initramfs
-from paths import BUILD, LOGS, TOP
+from harness import arch as arches
+from harness.boot import boot
+from harness.initramfs import make_initramfs
+from harness.paths import BUILD, LOGS, TOP
 
 OUT = os.path.join(BUILD, 'bench')
 

@@ -1,17 +1,17 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """make check-nolibc: a kernel of each architecture Debian has no user
-space of (scripts/arch.py's NOLIBC), with and without BTF, configured
-by scripts/kconfig.py (config/ARCH.config on tinyconfig), built, and
+space of (scripts/harness/arch.py's NOLIBC), with and without BTF, configured
+by scripts/harness/kconfig.py (config/kconfig/ARCH.config on tinyconfig), built, and
 booted with guest/nolibc/fevent-test.c as its init.  The init is built
 with the kernel's nolibc and the headers of the kernel it runs on; the
 exact QEMU command is printed, the console streamed, and KTAP and the
-kernel's reports judged by scripts/verdict.py as make check's guests
+kernel's reports judged by scripts/harness/verdict.py as make check's guests
 are.
 
   [NOLIBC_ARCHES="ppc32"] [BTF="y n"] nolibc.py [--arches ppc32 riscv64] [--btf n y]
 
-Each kernel is one record on the result channel (scripts/results.py).
+Each kernel is one record on the result channel (scripts/harness/results.py).
 """
 
 import argparse
@@ -23,13 +23,13 @@ import sys
 import tempfile
 import time
 
-import arch as arches
-import initramfs
-import kconfig
-import results
-import verdict
-from boot import boot
-from paths import BUILD, CACHE, LOGS, TOP, TREE
+from harness import arch as arches
+from harness import initramfs
+from harness import kconfig
+from harness import results
+from harness import verdict
+from harness.boot import boot
+from harness.paths import BUILD, CACHE, LOGS, TOP, TREE
 
 SOURCE = os.path.join(TOP, 'guest', 'nolibc', 'fevent-test.c')
 
@@ -71,7 +71,7 @@ BTF = ['CONFIG_DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT=y', 'CONFIG_DEBUG_INFO_BTF=y',
 
 
 def build_kernel(a, obj, btf):
-    """Configure (scripts/kconfig.py) and build a's kernel in obj, its
+    """Configure (scripts/harness/kconfig.py) and build a's kernel in obj, its
     fragment with BTF if btf: [problems]."""
     frag = os.path.join(obj, 'fragment.config')
     os.makedirs(obj, exist_ok=True)

@@ -30,7 +30,7 @@ importing only those above it in this list:
   job.py        one guest job: initramfs, boot, results, verdict
   qemu.py, check.py, nolibc.py, bench.py, hitprofile.py: command lines
 
-scripts/selftest.py tests them without a kernel.
+scripts/test/selftest.py tests them without a kernel.
 """
 
 import argparse
@@ -39,13 +39,13 @@ import shlex
 import subprocess
 import sys
 
-import arch as arches
-import paths
-import results
-from boot import boot, kernel_image, kvm_usable, log, qemu_cmd, show_tail
-from initramfs import make_initramfs
-from job import run_job
-from verdict import bad_lines
+from harness import arch as arches
+from harness import paths
+from harness import results
+from harness.boot import boot, kernel_image, kvm_usable, log, qemu_cmd, show_tail
+from harness.initramfs import make_initramfs
+from harness.job import run_job
+from harness.verdict import bad_lines
 
 def job_files(args):
     extra = [(os.path.abspath(b), '/fbe/boot/' + os.path.basename(b))

@@ -3,7 +3,7 @@
 # commit (tag "base") and one commit per patch in patches/series.
 # An existing tree is reused (reset to its base), so rebuilds stay
 # incremental; it refuses to drop commits that were not exported.
-. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/harness/common.sh"
 set -e
 src=$("$TOP/scripts/fetch-base.sh")
 mkdir -p "$BUILD"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Refresh config/test-weights from the build/logs/test-times-* files of a
+"""Refresh config/lists/test-weights from the build/logs/test-times-* files of a
 make check run: seconds per ftracetest case (an "(instance)" run added to
 its case), the guest boot, and the boot and fuzz jobs.
 
@@ -62,7 +62,7 @@ def main():
             w['@' + job] = total
     if guest:
         w['@guest'] = max(guest)
-    out = os.path.join(TOP, 'config/test-weights')
+    out = os.path.join(TOP, 'config/lists/test-weights')
     head = [l for l in open(out) if l.startswith('#')]
     with open(out, 'w') as f:
         f.writelines(head)

@@ -11,7 +11,7 @@
  * reads.  On powerpc32, a 32-bit big-endian ABI, b and d
  * take the register pairs r5:r6 and r9:r10; on riscv64 exit events run
  * on fgraph with its ftrace_regs.  It prints KTAP, and the markers the
- * verdict (scripts/verdict.py) reads: FBE-INIT, the taint flags, the
+ * verdict (scripts/harness/verdict.py) reads: FBE-INIT, the taint flags, the
  * dmesg, and FBE-DONE.
  *
  * The kernel command line says whether the kernel has BTF: "fevent.btf=y".
@@ -55,7 +55,7 @@ static const char *const regs[] = {
 #define ORACLE_NAME	((const char *)NULL)
 static const char *const regs[] = { NULL };
 #else
-#error "make check-nolibc: an architecture of scripts/arch.py's NOLIBC"
+#error "make check-nolibc: an architecture of scripts/harness/arch.py's NOLIBC"
 #endif
 
 static const char *find(const char *hay, const char *needle)

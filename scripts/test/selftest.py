@@ -24,12 +24,12 @@ import sys
 import tempfile
 import threading
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import arch  # noqa: E402
-import initramfs  # noqa: E402
-import testqueue  # noqa: E402
-import verdict  # noqa: E402
-import results  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from harness import arch  # noqa: E402
+from harness import initramfs  # noqa: E402
+from harness import testqueue  # noqa: E402
+from harness import verdict  # noqa: E402
+from harness import results  # noqa: E402
 
 ESC = '\x1b[2J\x1b[01;01H\x1b[=3h\x1b[2J\x1b[01;01H'
 INIT = [ESC + 'SeaBIOS (version 1.16.2-debian-1.16.2-1)',
@@ -61,7 +61,7 @@ KASAN = ['[   13.000000] =======================================================
          '[   13.000001] BUG: KASAN: slab-out-of-bounds in fetch_store_string+0x1a/0x90']
 
 # (name, console, status, what the verdict must name)
-# A WARN() of the base that config/known-reports lists (kprobes, out of memory)
+# A WARN() of the base that config/lists/known-reports lists (kprobes, out of memory)
 DISARM = ('[   30.0] WARNING: CPU: 1 PID: 1738 at ../linux/kernel/kprobes.c:1130 '
           'disarm_kprobe_ftrace+0xfd/0x10a')
 CASES = [
@@ -311,7 +311,7 @@ def main():
     v = verdict.judge(replace(CLEAN, 'ok 2 Function event - add and remove',
                            [ORC, 'ok 2 Function event - add and remove']))
     result(v.ok and v.known == [ORC.strip()],
-           'a report listed in config/known-reports passes, and is shown',
+           'a report listed in config/lists/known-reports passes, and is shown',
            f'{v.problems} {v.known}')
     for desc, lines, status, must in CASES:
         v = verdict.judge(lines, status)

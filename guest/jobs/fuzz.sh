@@ -1,5 +1,5 @@
 #!/bin/sh
-# KTAP: the parser fuzzer (guest/fuzz/fevent-fuzz.c) against function_events
+# KTAP: the parser fuzzer (guest/tools/fevent-fuzz.c) against function_events
 # and, as a control, kprobe_events.  FUZZ_N, FUZZ_KN and FUZZ_SEED come
 # from the harness (/fbe/env).  The fuzzer enables and fires events on the
 # sample module's functions: without the module it would test less than

@@ -27,7 +27,7 @@ back from its text output.  A record has:
                                   time they took, "N passed, N failed,
                                   N skipped"; exit 1 if any failed
   results.py fits STEP SECONDS    whether STEP, which takes SECONDS on the
-                                  machine config/test-weights was measured
+                                  machine config/lists/test-weights was measured
                                   on, fits in what is left of $CI_BUDGET;
                                   if not, records it skipped and exits 1
   results.py last NAME            the seconds of NAME's latest record
@@ -40,8 +40,9 @@ import subprocess
 import sys
 import time
 
-TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PATH = os.environ.get('FBE_RESULTS', os.path.join(TOP, 'build', 'results.jsonl'))
+from .paths import BUILD
+
+PATH = os.environ.get('FBE_RESULTS', os.path.join(BUILD, 'results.jsonl'))
 COUNTS = ('passed', 'failed', 'skipped')
 
 
@@ -144,7 +145,7 @@ def report(recs, step=None, out=sys.stdout):
 
 def fits(name, seconds, recs=None, now=None):
     """(True, '') if a step taking seconds (on the machine of
-    config/test-weights) fits the CI budget's time left, else (False, why).
+    config/lists/test-weights) fits the CI budget's time left, else (False, why).
 
     The machine's speed is the latest "guests" phase against the 800 s it
     takes there, never counted faster than that machine."""

@@ -5,7 +5,7 @@
 make_base_initramfs() builds what every job of a kernel shares (busybox,
 dash as /bin/sh, init, ftracetest, the modules); make_initramfs() adds a
 job's own files and, for the tests that need them, the host's perf and
-trace-cmd.  The user space comes from the architecture (scripts/arch.py):
+trace-cmd.  The user space comes from the architecture (scripts/harness/arch.py):
 the host's own programs on x86_64, the unpacked Debian packages of
 another architecture (make deps ARCH=...).
 """
@@ -19,7 +19,7 @@ import sys
 import tempfile
 import threading
 
-import paths
+from . import paths
 
 TOP, BUILD = paths.TOP, paths.BUILD
 FTRACE = os.path.join(paths.TREE, 'tools/testing/selftests/ftrace')

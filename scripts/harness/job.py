@@ -17,11 +17,11 @@ import tempfile
 import threading
 import time
 
-import paths
-from boot import boot, kvm_usable, log, qemu_cmd, show_tail
-from initramfs import make_initramfs
-from testqueue import serve_queue
-from verdict import bad_lines, is_bad, judge, ktap_result, test_log
+from . import paths
+from .boot import boot, kvm_usable, log, qemu_cmd, show_tail
+from .initramfs import make_initramfs
+from .testqueue import serve_queue
+from .verdict import bad_lines, is_bad, judge, ktap_result, test_log
 
 
 def cmdline_for(arch, kcmdline):
@@ -45,7 +45,7 @@ def report(name, lines, v, logpath):
             for s in test_log(lines, test):
                 log('  | ' + s)
     for s in v.known:
-        log(f'--- {name}: known report (config/known-reports): {s}')
+        log(f'--- {name}: known report (config/lists/known-reports): {s}')
     for p in v.problems:
         log(f'--- {name}: error: {p}')
     if v.problems:
@@ -123,7 +123,7 @@ def run_job(arch, obj, name, tests, kcmdline='', extra=(), env=(), timeout=1800,
             shutil.rmtree(sockdir)
     elapsed = time.time() - start
     os.unlink(initrd)
-    # What each result took, for config/test-weights
+    # What each result took, for config/lists/test-weights
     with open(os.path.join(paths.LOGS, f'test-times-{name}'), 'w') as f:
         for test, secs in times:
             f.write(f'{secs:7.1f} {test}\n')

@@ -2,7 +2,7 @@
 /*
  * Make one system call with its N-th allocation failed
  * (/proc/thread-self/fail-nth, CONFIG_FAULT_INJECTION), for the fault
- * job (tests/debug/fault.sh):
+ * job (guest/jobs/fault.sh):
  *
  *   fevent-failnth N write FILE TEXT     open FILE to append, then write TEXT
  *   fevent-failnth N trunc FILE          open FILE with O_TRUNC

@@ -16,8 +16,8 @@ import shlex
 import subprocess
 import time
 
-import paths
-from verdict import clean
+from . import paths
+from .verdict import clean
 
 ACCEL_CACHE = os.path.join(paths.CACHE, 'accel')
 

@@ -6,7 +6,7 @@
 # KTAP: systematic fault injection.  For each operation on function, kprobe
 # and fprobe events, for n = 1, 2, ..., fail the n-th allocation of the one
 # system call that does it (/proc/thread-self/fail-nth, failslab and
-# fail_page_alloc: guest/fuzz/fevent-failnth.c), until the call completes
+# fail_page_alloc: guest/tools/fevent-failnth.c), until the call completes
 # without reaching its n-th allocation.  Then check what is true:
 #   - the call failed: nothing changed (the listing, the event directories,
 #     each enable file, the hooks in enabled_functions, the modules), and

@@ -22,7 +22,7 @@ import re
 import subprocess
 import sys
 
-from paths import TREE
+from .paths import TREE
 
 WANT = re.compile(r'^(CONFIG_\w+)=(.*)$|^# (CONFIG_\w+) is not set$')
 

@@ -9,7 +9,7 @@ BASE_PKG=linux-source-6.12
 BASE_VERSION=6.12.117-1~deb12u1
 BASE_SHA256=e849faf31ca3555757f3a8877cb01af92122f744f75d1f3102734651c4e14703
 
-TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CACHE=${FBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/function-events}
 BUILD=$TOP/build
 TREE=$BUILD/linux
@@ -27,9 +27,11 @@ export GIT_AUTHOR_EMAIL=${GIT_AUTHOR_EMAIL:-fbe@localhost}
 say() { printf '%s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
-# The one result channel (scripts/results.py): what a step found and how
+# The one result channel (scripts/harness/results.py): what a step found and how
 # long it took, as JSON lines in build/results.jsonl.
-results() { python3 "$TOP/scripts/results.py" "$@"; }
+# A module of scripts/harness/ run as a command: harness MODULE ARGS...
+harness() { PYTHONPATH="$TOP/scripts" python3 -m "harness.$1" "${@:2}"; }
+results() { harness results "$@"; }
 # A step run alone is a run of its own: name it for its records
 # (.ci/run names the run and each step itself).
 results_begin() { # STEP

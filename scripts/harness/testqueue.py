@@ -13,7 +13,7 @@ import re
 import threading
 import time
 
-from initramfs import FTRACE, clients_needed
+from .initramfs import FTRACE, clients_needed
 
 
 def read_test(t):

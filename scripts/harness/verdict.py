@@ -8,14 +8,14 @@ returns a Verdict.  A failing test, a kernel report (panic, oops, BUG,
 WARNING, KASAN, UBSAN, lockdep, RCU stall, leak) during a test or
 anywhere in dmesg, a tainted kernel, a guest that crashed, hung or
 never started, or a missing summary all fail it.  Nothing here knows
-QEMU or an architecture.  scripts/selftest.py feeds it canned consoles
+QEMU or an architecture.  scripts/test/selftest.py feeds it canned consoles
 of each kind.
 """
 
 import os
 import re
 
-TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from .paths import TOP
 
 # What in a console log means the kernel is not healthy.
 BAD = re.compile(r'(Kernel panic|BUG:|Oops|WARNING:|general protection fault|'
@@ -36,7 +36,7 @@ ESCAPES = re.compile(r'\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()#][0-9A-Za-z]|'
 # /proc/sys/kernel/tainted, bit by bit (Documentation/admin-guide/tainted-kernels.rst)
 TAINT_FLAGS = 'PFSRMBUDAWCIOELKXTN'
 # E (an unsigned module): the kernel's lockdown LSM selects MODULE_SIG and
-# the harness does not sign its modules (config/base.config).  It says
+# the harness does not sign its modules (config/kconfig/base.config).  It says
 # nothing about the code under test; every other flag fails the job.
 TAINT_ALLOWED = 1 << TAINT_FLAGS.index('E')
 
@@ -50,8 +50,8 @@ def taint_names(value):
                    if value >> i & 1) or '-'
 
 
-def known_reports(path=os.path.join(TOP, 'config/known-reports')):
-    """[(regex, reason)] of config/known-reports."""
+def known_reports(path=os.path.join(TOP, 'config/lists/known-reports')):
+    """[(regex, reason)] of config/lists/known-reports."""
     out = []
     try:
         for line in open(path):
@@ -115,7 +115,7 @@ class Verdict:
     def __init__(self):
         self.results = []     # [(name, result, comment)]
         self.problems = []    # failures not tied to one test
-        self.known = []       # known reports (config/known-reports) seen
+        self.known = []       # known reports (config/lists/known-reports) seen
         self.planned = 0
 
     @property
@@ -210,7 +210,7 @@ def judge(lines, status='', ftracetest=True, handed=None):
     taint = [s for s in console if s.startswith('FBE-TAINT')]
     if done and not taint:
         v.problems.append('the guest did not report its taint flags')
-    # A WARN() taints the kernel: one of config/known-reports (the base's,
+    # A WARN() taints the kernel: one of config/lists/known-reports (the base's,
     # listed there) does not fail the job, any other does on its own
     warns = [s for s in console + dmesg if 'WARNING:' in s and BAD.search(s)]
     allowed = TAINT_ALLOWED

@@ -13,16 +13,16 @@ The architectures Debian has no user space of (make check-nolibc) are
 in NOLIBC: their guest's init is one static program on the kernel's
 nolibc, and make check does not run there.
 
-  arch.py shell ARCH   the build's variables, for scripts/build.sh
-  arch.py list         the architectures, one a line
-  arch.py nolibc NAME  a NOLIBC architecture's variables
+  python3 -m harness.arch shell ARCH   the build's variables, for
+                                      scripts/build.sh and scripts/deps.sh
+  python3 -m harness.arch list         the architectures, one a line
 """
 
 import os
 import sys
 from dataclasses import dataclass, field
 
-from paths import CACHE, TOP
+from .paths import CACHE, TOP
 
 DEFAULT = 'x86_64'
 
@@ -46,7 +46,7 @@ class Arch:
     kvm: bool = False       # whether KVM can run it on an x86_64 host
     # the host's packages that build and boot it
     host_pkgs: tuple = field(default=())
-    # the host compiler of static guest tools (guest/fuzz)
+    # the host compiler of static guest tools (guest/tools)
     cc: str = 'gcc'
     # make bench: the registers of the first four arguments, as kprobe
     # events name them, and the size of the instruction that calls
@@ -79,7 +79,7 @@ class Arch:
     @property
     def config(self):
         """This architecture's config fragment."""
-        return os.path.join(TOP, 'config', f'{self.name}.config')
+        return os.path.join(TOP, 'config', 'kconfig', f'{self.name}.config')
 
     def obj(self, build):
         """The object directory of make check's kernel."""
@@ -248,14 +248,6 @@ def main(argv):
                      ('CROSS', a.cross), ('KTARGET', a.target),
                      ('KIMAGE', a.image), ('ARCH_CONFIG', a.config),
                      ('ARCH_OBJ', a.obj(build)), ('DEBIAN_ARCH', a.debian)):
-            print(f"{k}='{v}'")
-        return 0
-    if len(argv) == 3 and argv[1] == 'nolibc':
-        a = get_nolibc(argv[2])
-        for k, v in (('KARCH', a.karch), ('CROSS', a.cross),
-                     ('KTARGET', a.target), ('KIMAGE', a.image),
-                     ('ARCH_CONFIG', a.config),
-                     ('HOST_PKGS', ' '.join(a.host_pkgs))):
             print(f"{k}='{v}'")
         return 0
     if len(argv) == 2 and argv[1] == 'list':

@@ -1,5 +1,5 @@
 #!/bin/sh
-# KTAP: concurrent control operations against hits (guest/fuzz/fevent-stress.c).
+# KTAP: concurrent control operations against hits (guest/tools/fevent-stress.c).
 # The hits are calls into the sample module: a failed modprobe fails the run.
 if ! modprobe fevent-sample; then
 	echo "1..1"

@@ -4,7 +4,7 @@ the cache.  The bottom of the harness: it imports nothing of it."""
 
 import os
 
-TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.join(TOP, 'build')
 TREE = os.path.join(BUILD, 'linux')
 LOGS = os.path.join(BUILD, 'logs')
