@@ -43,7 +43,7 @@ help:
 	  'make hitprofile      one hit of each bench case single-stepped: instructions per function (CASES=, DIFF=)' \
 	  'make check-arches    the C files the series changes, W=1, on 7 architectures, with and without BTF' \
 	  'make check-nolibc    boot powerpc32 and riscv64 kernels with a nolibc init that checks function events' \
-	  "make check-harness   lint the harness's shell and Python and run its self-test" \
+	  "make check-harness   lint the harness's shell and Python and run its self-test (scripts/test/harness_test.py)" \
 	  'make clean           remove build/obj*, build/logs and the initramfs archives (keeps build/linux)' \
 	  'make distclean       remove build/ (keeps ~/.cache/function-events)' \
 	  'make help            print this list'
@@ -116,7 +116,7 @@ check-nolibc: tree
 check-export:
 	@scripts/export.sh --check && echo "patches/ matches build/linux"
 
-# shellcheck, pyflakes3 and the self-test on the harness itself
+# shellcheck, pyflakes3 and the self-test (scripts/test/harness_test.py) on the harness itself
 check-harness:
 	@scripts/check-harness.sh
 

@@ -1,8 +1,9 @@
 #!/bin/bash
 # make check-harness: the harness checked as code, without a kernel: the
 # shell scripts of the harness and of the guest linted (not the .tc files
-# of the series), pyflakes on every Python module, and the self-test.  Each writes its result to the result channel
-# (scripts/harness/results.py); ends with their sum.
+# of the series), pyflakes on every Python module, and the self-test
+# (scripts/test/harness_test.py).  Each writes its result to the result
+# channel (scripts/harness/results.py); ends with their sum.
 . "$(dirname "$0")/harness/common.sh"
 results_begin "make check-harness"
 rc=0
@@ -30,12 +31,12 @@ fi
 echo "pyflakes3: ${#pys[@]} modules"
 # make check counts the self-test's cases; here it is one check more
 t0=$(date +%s)
-if python3 scripts/test/selftest.py > "$LOGS/selftest.out" 2>&1; then
+if python3 scripts/test/harness_test.py > "$LOGS/harness_test.out" 2>&1; then
 	results add self-test --passed 1 --seconds $(( $(date +%s) - t0 ))
 else
 	results add self-test --failed 1 --seconds $(( $(date +%s) - t0 ))
 	rc=1
 fi
-tail -1 "$LOGS/selftest.out"
+tail -1 "$LOGS/harness_test.out"
 results total --step "$FBE_STEP" || rc=1
 exit $rc

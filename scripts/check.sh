@@ -14,7 +14,7 @@ mkdir -p "$LOGS"
 rc=0
 t0=$(date +%s)
 echo "=== harness self-test (canned guest consoles)"
-python3 "$TOP/scripts/test/selftest.py" --record || rc=1
+python3 "$TOP/scripts/test/harness_test.py" --record || rc=1
 args=()
 [ -n "$TESTS" ] && read -ra tests <<< "$TESTS" && args+=(--tests "${tests[@]}")
 [ -n "$ONLY" ] && args+=(--only "$ONLY")

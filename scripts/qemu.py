@@ -30,7 +30,7 @@ importing only those above it in this list:
   job.py        one guest job: initramfs, boot, results, verdict
   qemu.py, check.py, nolibc.py, bench.py, hitprofile.py: command lines
 
-scripts/test/selftest.py tests them without a kernel.
+scripts/test/harness_test.py tests them without a kernel.
 """
 
 import argparse

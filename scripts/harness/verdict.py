@@ -8,8 +8,8 @@ returns a Verdict.  A failing test, a kernel report (panic, oops, BUG,
 WARNING, KASAN, UBSAN, lockdep, RCU stall, leak) during a test or
 anywhere in dmesg, a tainted kernel, a guest that crashed, hung or
 never started, or a missing summary all fail it.  Nothing here knows
-QEMU or an architecture.  scripts/test/selftest.py feeds it canned consoles
-of each kind.
+QEMU or an architecture.  scripts/test/harness_test.py feeds it canned consoles
+(scripts/test/test_data/) of each kind.
 """
 
 import os
