@@ -138,6 +138,8 @@ def report(recs, step=None, out=sys.stdout):
             print(f'{"# " if r.get("part") else ""}{r["name"]}'
                   f'{"-" + r["arch"] if r.get("arch") and r["arch"] != "x86_64" else ""}'
                   f' {r["seconds"]:.0f}', file=out)
+    if os.environ.get('FBE_CI_START'):
+        print(f'total {time.time() - float(os.environ["FBE_CI_START"]):.0f}', file=out)
     p, f, s = add_up(recs)
     print(f'{p} passed, {f} failed, {s} skipped', file=out)
     return f
