@@ -250,12 +250,12 @@ static const char *const tracepoint[] = {
 /* Entry and exit events on the readers a fetch calls, reading memory themselves */
 static const char *const readers[] = {
 	"F:rx/cp copy_from_kernel_nofault(x64 dst, x64 src | x64 src[0], size_t size)",
-	"F:rx/cpx copy_from_kernel_nofault%return(x64 dst, x64 src | x64 src[0], size_t size, $retval)",
+	"F:rx/cpx copy_from_kernel_nofault%return(x64 dst, x64 src | x64 src[0], size_t size, long $retval)",
 	"F:rx/sc strncpy_from_kernel_nofault(x64 dst, string unsafe_addr, long count)",
-	"F:rx/scx strncpy_from_kernel_nofault%return(x64 dst, string unsafe_addr, long count, $retval)",
+	"F:rx/scx strncpy_from_kernel_nofault%return(x64 dst, string unsafe_addr, long count, long $retval)",
 	/* and events that read a string, at the entry and the exit */
 	"F:rx/call fevent_sample_call(NULL, int seq, string msg)",
-	"F:rx/callx fevent_sample_call%return(NULL, int seq, string msg, $retval)",
+	"F:rx/callx fevent_sample_call%return(NULL, int seq, string msg, long $retval)",
 	NULL
 };
 
