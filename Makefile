@@ -117,7 +117,7 @@ check-export:
 	@scripts/export.sh --check && echo "patches/ matches build/linux"
 
 # shellcheck, pyflakes3 and the self-test (scripts/test/harness_test.py) on the harness itself
-check-harness:
+check-harness: deps
 	@scripts/check-harness.sh
 
 check-patches: tree
