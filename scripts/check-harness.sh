@@ -6,6 +6,7 @@
 # channel (scripts/harness/results.py); ends with their sum.
 . "$(dirname "$0")/harness/common.sh"
 results_begin "make check-harness"
+mkdir -p "$LOGS"
 rc=0
 cd "$TOP" || exit 1
 # The shell scripts: bash on the host, POSIX sh in the guest
