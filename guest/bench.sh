@@ -41,6 +41,7 @@ reset() {
 	echo > function_events
 	echo > dynamic_events
 	echo > trace
+	if [ -d /sys/module/bench_floor ]; then rmmod bench_floor; fi
 }
 
 setup_fevent() { # definition
@@ -144,6 +145,13 @@ tracepoint() {
 	echo 1 > events/fevent_sample/$F/enable
 }
 
+# The floor of a dynamic record of ip and parent ip (guest/bench-floor):
+# an ftrace_ops whose callback calls an empty TRACE_EVENT() of both
+floor() {
+	insmod /fbe/bin/bench-floor.ko func=$F &&
+	echo 1 > events/bench_floor/bench_floor/enable
+}
+
 none() { :; }
 
 # Two events on the function: the cost of the second one
@@ -184,6 +192,7 @@ run_case 16 fevent-exit-3ints setup_fexit "$FX3"
 run_case 17 fprobe-exit-3ints setup_dyn fprobes "f:fprobes/bench $F%return $PX3"
 run_case 18 kretprobe-3ints setup_dyn kprobes "r:kprobes/bench $F $PX3"
 run_case 19 fevent-3ints-glob-others setup_glob "$FE3"
+run_case 20 floor-ftrace-trace-event floor
 }
 
 # A glob that hooks at least GLOB_MIN functions, none of which the

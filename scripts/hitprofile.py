@@ -29,7 +29,8 @@ import threading
 from harness import arch as arches
 from harness.boot import boot
 from harness.initramfs import make_initramfs
-from harness.paths import BUILD, LOGS, TOP
+from harness.paths import BUILD, LOGS
+from bench import guest_files
 
 OUT = os.path.join(BUILD, 'bench')
 
@@ -90,7 +91,7 @@ class Symbols:
 def profile_case(arch, obj, case, timeout, limit):
     initrd = os.path.join(BUILD, 'initramfs-hitprofile.cpio.gz')
     make_initramfs(arch, obj, 'run', [], initrd,
-                   extra_files=[(os.path.join(TOP, 'guest/bench.sh'), '/fbe/demo')])
+                   extra_files=guest_files(arch, obj))
     port = free_port()
     cmdline = (f'console={arch.console} panic=-1 loglevel=4 nokaslr PROFILE=1 '
                f'BENCH_CASES={case}')

@@ -20,6 +20,7 @@ module, one TestCase per module of the harness (scripts/harness/):
                  reported, and the CI budget
   KconfigTest    kconfig.py: the options the fragments ask for, and the
                  ones a .config lost
+  BenchTest      bench.py's targets: each ratio met or not met at its limit
 
   harness_test.py [--record] [unittest's arguments]
       all tests, or those named (VerdictTest, VerdictTest.test_kasan_report_fails);
@@ -34,6 +35,7 @@ Part of make check and make check-harness.
 import gzip
 import io
 import os
+import re
 import shutil
 import socket
 import struct
@@ -50,6 +52,7 @@ from harness import kconfig  # noqa: E402
 from harness import results  # noqa: E402
 from harness import testqueue  # noqa: E402
 from harness import verdict  # noqa: E402
+import bench  # noqa: E402
 
 TEST_DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'test_data')
 
@@ -593,6 +596,53 @@ class KconfigTest(unittest.TestCase):
         want = {'CONFIG_A': 'y', 'CONFIG_B': None, 'CONFIG_C': None, 'CONFIG_D': '"x"'}
         config = 'CONFIG_A=y\n# CONFIG_B is not set\nCONFIG_D="x"\nCONFIG_E=y\n'
         self.assertEqual(kconfig.lost(want, config), [])
+
+
+class BenchTest(unittest.TestCase):
+    """bench.targets(): the ratios issue 44 sets, on made-up overheads."""
+
+    # overhead per case, fprobe events present: every target met
+    MET = {'2': 500, '3': 560, '4': 700, '5': 1400, '6': 700, '7': 800,
+           '8': 1600, '13': 600, '14': 1300, '15': 700, '16': 1200,
+           '17': 1300, '19': 700, '20': 540}
+
+    def run_targets(self, over):
+        rows = [{'case': f'{c}-x', 'overhead_ns': v} for c, v in over.items()]
+        out = io.StringIO()
+        with mock.patch('sys.stdout', out):
+            ok = bench.targets('icount', rows)
+        return ok, out.getvalue()
+
+    def test_all_met(self):
+        ok, text = self.run_targets(self.MET)
+        self.assertTrue(ok, text)
+        self.assertNotIn('NOT met', text)
+        self.assertIn('the floor (ftrace + an empty TRACE_EVENT()) = 1.04', text)
+
+    def test_function_tracer_ratio_is_shown_not_a_target(self):
+        # the floor itself is above 1.20 times the function tracer
+        ok, text = self.run_targets(dict(self.MET, **{'2': 400}))
+        self.assertTrue(ok, text)
+        self.assertIn('shown: function event no arguments / the function tracer '
+                      '= 1.40 (no target)', text)
+
+    def test_each_static_ratio_can_fail(self):
+        for case, value, what in (('20', 530, 'the floor'),
+                                  ('13', 550, 'the TRACE_EVENT() of the 3 ints')):
+            over = dict(self.MET, **{case: value})
+            ok, text = self.run_targets(over)
+            self.assertFalse(ok, text)
+            self.assertRegex(text, r'NOT met: function event .*' + re.escape(what))
+
+    def test_exit_against_kretprobe_without_fprobe(self):
+        over = {k: v for k, v in self.MET.items() if k not in ('6', '7', '8', '17')}
+        over.update({'9': 700, '10': 800, '11': 1600, '18': 1800})
+        ok, text = self.run_targets(over)
+        self.assertTrue(ok, text)
+        ok, text = self.run_targets(dict(over, **{'18': 1600}))
+        self.assertFalse(ok, text)
+        self.assertIn('NOT met: function event / kprobe (exit: 3 ints + return) = 0.75 '
+                      '(target <= 0.70)', text)
 
 
 def main(argv):
