@@ -10,13 +10,16 @@
 # function of the reader records (grep and sed over 16 MB of trace), it
 # took ten minutes under TCG, half the boot job.
 #
-# While every function is hooked, each of the demo's definitions (BTF
-# lookups, an event directory) takes 17 to 32 s under TCG with KASAN,
-# where it takes milliseconds without, and the demo holds event_mutex
-# for minutes in all.  The function events' retire work waits for event_mutex
-# meanwhile: "kworker blocked for more than 120 seconds" (the hung-task
-# detector's default, meant for hardware) in one CI run, 238 s and more
-# with three guests on this machine's two CPUs.  The test gives the
+# While every function is hooked, everything is slow under TCG with
+# KASAN: one write of the demo's, timed from a shell (sh -c, whose own
+# fork and exec take 9 s then), takes 10 to 32 s, where it takes
+# milliseconds without F:all.  The function events' retire work was
+# reported blocked for more than 120 s, the hung-task detector's
+# default, meant for hardware, in one CI run, and for 238 s and more in
+# a probe run here with three guests on two CPUs: its stack is
+# fevent_retire_workfn() in __mutex_lock() for event_mutex, which the
+# demo's own shell holds meanwhile, running, not blocked (which of its
+# writes holds it that long is not known yet).  The test gives the
 # detector 900 s while F:all is enabled: a task blocked that long is
 # still reported, and the job's own timeout stops a real hang.
 # Prints KTAP.
