@@ -214,11 +214,12 @@ VERSUS = {
 # (662 against 536 instructions, x86_64), whose trace_function() writes
 # the ring buffer directly, without the event file's checks, triggers and
 # filter that every event's record goes through; the floor is the bound.
-STATIC = (('3', '20', 'no arguments / the floor (ftrace + an empty TRACE_EVENT())', 1.05),
-          ('3', '2', 'no arguments / the function tracer', None),
-          ('20', '2', '(the floor) / the function tracer', None),
-          ('4', '13', '3 ints / the TRACE_EVENT() of the 3 ints', 1.25),
-          ('4', '20', '3 ints / the floor', None))
+STATIC = (('3', '20', 'function event, no arguments / the floor '
+           '(ftrace + an empty TRACE_EVENT())', 1.05),
+          ('3', '2', 'function event, no arguments / the function tracer', None),
+          ('20', '2', 'the floor / the function tracer', None),
+          ('4', '13', 'function event, 3 ints / the TRACE_EVENT() of the 3 ints', 1.25),
+          ('4', '20', 'function event, 3 ints / the floor', None))
 
 
 def targets(mode, rows):
@@ -248,12 +249,12 @@ def targets(mode, rows):
         if fe in over and other in over and over[other] > 0:
             r = over[fe] / over[other]
             if limit is None:
-                out.append(f'shown: function event {what} = {r:.2f} (no target)')
+                out.append(f'shown: {what} = {r:.2f} (no target)')
                 continue
             good = r <= limit
             ok &= good
-            out.append(f'{"met" if good else "NOT met"}: function event {what} '
-                       f'= {r:.2f} (target <= {limit:.2f})')
+            out.append(f'{"met" if good else "NOT met"}: {what} = {r:.2f} '
+                       f'(target <= {limit:.2f})')
     print(f'--- targets ({mode})')
     for s in out:
         print('  ' + s)

@@ -623,7 +623,7 @@ class BenchTest(unittest.TestCase):
         # the floor itself is above 1.20 times the function tracer
         ok, text = self.run_targets(dict(self.MET, **{'2': 400}))
         self.assertTrue(ok, text)
-        self.assertIn('shown: function event no arguments / the function tracer '
+        self.assertIn('shown: function event, no arguments / the function tracer '
                       '= 1.40 (no target)', text)
 
     def test_each_static_ratio_can_fail(self):
@@ -632,7 +632,7 @@ class BenchTest(unittest.TestCase):
             over = dict(self.MET, **{case: value})
             ok, text = self.run_targets(over)
             self.assertFalse(ok, text)
-            self.assertRegex(text, r'NOT met: function event .*' + re.escape(what))
+            self.assertRegex(text, r'NOT met: function event, .*' + re.escape(what))
 
     def test_exit_against_kretprobe_without_fprobe(self):
         over = {k: v for k, v in self.MET.items() if k not in ('6', '7', '8', '17')}
