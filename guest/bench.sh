@@ -111,7 +111,7 @@ run_case() { # number name setup...
 # single-step.  It needs the addresses of the module and of the ftrace
 # trampolines (the kernel runs with nokaslr: vmlinux has the rest).
 profile_hit() {
-	grep -E '\[(fevent_sample|__builtin__ftrace)\]' /proc/kallsyms |
+	grep -E '\[(fevent_sample|bench_floor|__builtin__ftrace)\]' /proc/kallsyms |
 		sed 's/^/PROFILE-SYM /'
 	addr=$(awk -v f=$F '$3 == f { print $1 }' /proc/kallsyms)
 	echo "PROFILE-READY $shift_case $addr"
