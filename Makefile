@@ -18,7 +18,7 @@ SEED ?=
 
 .PHONY: all check run deps base tree build export check-export \
 	check-patches check-bisect check-debug fuzz check-docs docs-png bench check-arches \
-	bench-build hitprofile check-nolibc check-harness clean distclean help
+	bench-build hitprofile check-nolibc check-harness format-patch clean distclean help
 
 all: check
 
@@ -32,6 +32,7 @@ help:
 	  'make build           build the kernel in build/obj (ccache; the kernel cache skips an unchanged one)' \
 	  'make export          write the commits base..HEAD of build/linux back into patches/' \
 	  'make check-export    fail when patches/ and build/linux differ' \
+	  'make format-patch    each series of patches/sets as mail in build/outgoing/N-NAME/ (SETS="fixes fgraph")' \
 	  'make check-patches   checkpatch.pl --strict on every patch' \
 	  'make check-bisect    build the kernel at every patch (build/obj-bisect)' \
 	  'make check-debug     the same as make check (one kernel, with the debug checks in it)' \
@@ -70,6 +71,9 @@ run: build
 
 export:
 	@scripts/export.sh
+
+format-patch:
+	@SETS="$(SETS)" scripts/format-series.sh
 
 # The checks of the old debug kernel are part of make check now: one kernel.
 check-debug: check

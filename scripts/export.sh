@@ -22,13 +22,12 @@ if [ "$1" = --check ]; then
 	done
 	for f in "$TOP"/patches/[0-9]*.patch; do
 		[ -e "$f" ] || continue
-		case "$f" in */0000-cover-letter.patch) continue;; esac
 		[ -e "$tmp/$(basename "$f")" ] || { say "stale: patches/$(basename "$f")"; rc=1; }
 	done
 	exit $rc
 fi
 mkdir -p "$TOP/patches"
-find "$TOP/patches" -maxdepth 1 -name '[0-9]*.patch' ! -name '0000-cover-letter.patch' -delete
+find "$TOP/patches" -maxdepth 1 -name '[0-9]*.patch' -delete
 cp "$tmp"/*.patch "$TOP/patches/" 2>/dev/null || true
 cp "$tmp/series" "$TOP/patches/series"
 say "exported $(wc -l < "$TOP/patches/series") patches"
