@@ -166,7 +166,9 @@ def plan(args, w):
         fixed.append(Job('fault', w.get('@fault', 1000),
                          boot=[os.path.join(dbg, 'fault.sh')],
                          env=[f'FAULT_MAX={os.environ.get("FAULT_MAX", 35)}',
-                              f'FAULT_TRACE={os.environ.get("FAULT_TRACE", "")}']))
+                              f'FAULT_TRACE={os.environ.get("FAULT_TRACE", "")}',
+                              f'FAULT_OPS={os.environ.get("FAULT_OPS", "")}',
+                              f'FAULT_NS={os.environ.get("FAULT_NS", "")}']))
     if args.only in (None, 'boot', 'ci'):
         fixed.append(Job('boot', w.get('@boot', 60) + args.stress_secs * 1.5,
                          kcmdline=BOOT_CMDLINE,

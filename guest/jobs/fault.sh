@@ -264,6 +264,13 @@ try() { # N
 # disable that only takes the event out of a hash) has nothing to fail:
 # it is said, as a skip, and must work.
 plan() {
+	# FAULT_NS: these n only (those the call reaches), to aim at one path
+	if [ -n "$FAULT_NS" ]; then
+		for n in $FAULT_NS; do
+			[ "$n" -le "$1" ] && echo "$n"
+		done
+		return
+	fi
 	if [ "$1" -le "$MAX" ]; then
 		seq 1 "$1"
 		return
@@ -284,6 +291,11 @@ ops=''
 run() { # DESCRIPTION OP: the operation's loop, one KTAP line
 	desc=$1 OP=$2 injected=0 errors=0 bad=0
 	nr=$((nr + 1))
+	# FAULT_OPS: these operations only (define enable ... load unload)
+	case " ${FAULT_OPS:-$OP} " in
+	*" $OP "*) ;;
+	*) echo "ok $nr fault: $desc # SKIP not in FAULT_OPS"; return ;;
+	esac
 	# Its allocations, nothing failed
 	if ! reset $AWAY || ! prep_$OP; then
 		echo "not ok $nr fault: $desc: could not prepare"
