@@ -209,7 +209,16 @@ partial_group() { # RET
 # load the module with enabled events on its functions
 prep_load() { define fm && define fgm && echo 1 > $T/events/functions/enable; }
 call_load() { $H "$1" insmod "$KO"; }
-ok_load() { records fm && records fgm; }
+ok_load() {
+	# The sample's debugfs_create_file() may fail, and its load goes on
+	# (debugfs's callers ignore its errors by design): nothing calls the
+	# functions then.  Not the events' doing, and nothing to check.
+	if [ ! -e $CALL ]; then
+		say "the load made no $CALL: the events are not checked"
+		return 0
+	fi
+	records fm && records fgm
+}
 
 # unload the module with enabled events on its functions
 prep_unload() { prep_load; }
@@ -318,13 +327,34 @@ run() { # DESCRIPTION OP: the operation's loop, one KTAP line
 		failed=1
 		return
 	fi
+	# An allocation the call makes only now and then is not the
+	# operation's own (kvfree_rcu() refilling its page, a per-CPU cache):
+	# the count is the fewest of two calls.  CI once counted 1 for a
+	# disable that makes none, and no n could fail it.
+	if [ "$allocs" != 0 ]; then
+		again=0
+		if reset $AWAY && prep_$OP; then
+			# shellcheck disable=SC2046
+			set -- $(call_$OP 1000000)
+			again=$((1000000 - ${3#left=}))
+		fi
+		if [ "$again" != "$allocs" ]; then
+			say "$desc: $allocs allocations, then $again"
+			[ "$again" -lt "$allocs" ] && allocs=$again
+		fi
+	fi
 	if [ "$allocs" = 0 ]; then
 		echo "ok $nr fault: $desc # SKIP the call makes no allocation to fail"
 		return
 	fi
+	ns=$(plan $allocs)
+	if [ -z "$ns" ]; then
+		echo "ok $nr fault: $desc # SKIP FAULT_NS reaches none of its $allocs allocations"
+		return
+	fi
 	say "$desc: $allocs allocations"
 	t0=$(date +%s)
-	for n in $(plan $allocs); do
+	for n in $ns; do
 		try "$n" || bad=$((bad + 1))
 		[ $bad -ge 3 ] && break
 		[ $((n % 25)) = 0 ] && say "n=$n, $(($(date +%s) - t0)) s"
