@@ -327,16 +327,18 @@ run() { # DESCRIPTION OP: the operation's loop, one KTAP line
 		failed=1
 		return
 	fi
-	# An allocation the call makes only now and then is not the
-	# operation's own (kvfree_rcu() refilling its page, a per-CPU cache):
-	# the count is the fewest of two calls.  CI once counted 1 for a
-	# disable that makes none, and no n could fail it.
+	# An allocation the call makes only now and then is off its own
+	# path: the count is the fewer of two calls.  CI once counted 1 for a
+	# disable that makes none (2, then 0, in another run), and no n could
+	# fail it.  A second preparation that fails keeps the first count.
 	if [ "$allocs" != 0 ]; then
-		again=0
+		again=$allocs
 		if reset $AWAY && prep_$OP; then
 			# shellcheck disable=SC2046
 			set -- $(call_$OP 1000000)
 			again=$((1000000 - ${3#left=}))
+		else
+			say "$desc: could not prepare a second count"
 		fi
 		if [ "$again" != "$allocs" ]; then
 			say "$desc: $allocs allocations, then $again"
