@@ -32,9 +32,17 @@ def cmdline_for(arch, kcmdline):
     Under TCG a CPU tracing every function with the function graph
     tracer went 26 s without scheduling its watchdog thread in a base
     ftracetest case ("ftrace - function graph filters"): emulation 50 to 100 times
-    slower than the hardware the default is set for, not a lockup."""
+    slower than the hardware the default is set for, not a lockup.
+    rcupdate.rcu_cpu_stall_timeout=120 gives RCU's stall warning the
+    same 120 s (the kernel's is 60 s, CONFIG_RCU_CPU_STALL_TIMEOUT in
+    debug.config): ftrace/fgraph-multi.tc, which has that description
+    too, traces every lock, RCU and sched function of the lockdep
+    kernel, then every function, with the graph tracer (477 s under
+    TCG), and CI's slower machine once saw an RCU stall there that no
+    soft lockup went with."""
     return (f'console={arch.console} panic=-1 oops=panic loglevel=5 '
-            'ftrace_dump_on_oops watchdog_thresh=60 ' + kcmdline).strip()
+            'ftrace_dump_on_oops watchdog_thresh=60 '
+            'rcupdate.rcu_cpu_stall_timeout=120 ' + kcmdline).strip()
 
 
 def report(name, lines, v, logpath):
