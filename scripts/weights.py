@@ -25,6 +25,10 @@ def main():
                 m = re.search(r'^# description: (.*)$', open(path).read(), re.M)
                 if m:
                     by_desc[m.group(1).strip()].append(os.path.relpath(path, TD))
+    # Cases that share a description (ftrace/fgraph-filter.tc and
+    # ftrace/fgraph-multi.tc) are told apart by the order of their paths
+    # only, not by the order they ran in: check their figures by hand
+    # (the 191 s fgraph-filter.tc had were most likely fgraph-multi.tc's).
     for v in by_desc.values():
         v.sort()
     w, guest = collections.defaultdict(float), []
