@@ -50,17 +50,18 @@ enabled() {
 records() {
 	echo > trace
 	# known data: 3 reads of 7 bytes, one fork, one open of a known name
-	dd if=/proc/version of=/dev/null bs=7 count=3 2>/dev/null
+	run_dd if=/proc/version of=/dev/null bs=7 count=3
+	dd1=$DD
 	sh -c true
-	dd if=/etc/passwd of=/dev/null bs=1 count=1 2>/dev/null
+	run_dd if=/etc/passwd of=/dev/null bs=1 count=1
 	# stop first: reading trace calls vfs_read, which adds events
 	echo 0 > tracing_on
 	cp trace /tmp/fe.txt
 	echo 1 > tracing_on
 	check "3 reads of 7 bytes by dd" \
-		test "$(grep -c 'dd-.*vfs_read(file=0x[0-9a-f]*, count=7)$' /tmp/fe.txt)" = 3
+		test "$(grep -c -- "-$dd1  *\[.*vfs_read(file=0x[0-9a-f]*, count=7)\$" /tmp/fe.txt)" = 3
 	check "3 returns of 7 bytes of /proc/version to dd" \
-		test "$(grep -c 'dd-.*<-vfs_read(count=7, name=version, retval=7)$' /tmp/fe.txt)" = 3
+		test "$(grep -c -- "-$dd1  *\[.*<-vfs_read(count=7, name=version, retval=7)\$" /tmp/fe.txt)" = 3
 	check "a kernel_clone record" grep -q 'kernel_clone()$' /tmp/fe.txt
 	check "the open of /etc/passwd" \
 		grep -q 'do_filp_open(dfd=-100, name=/etc/passwd)$' /tmp/fe.txt

@@ -65,7 +65,7 @@ all() {
 	echo 0 > $I/tracing_on
 	echo > $I/trace
 	echo 1 > $I/tracing_on
-	dd if=/proc/self/status of=/dev/null bs=64 count=2 2> /dev/null
+	run_dd if=/proc/self/status of=/dev/null bs=64 count=2
 	echo 0 > $I/tracing_on
 	check "disabled" sh -c "echo 0 > $I/events/globtest/all/enable"
 	check "nothing of it hooked any more" \
@@ -81,7 +81,7 @@ all() {
 	echo "# dd: calls of $nf different functions recorded"
 	check "calls of at least 200 different functions" test "$nf" -ge 200
 	check "dd's read among them" \
-		grep -q ' dd-.* all: .*->vfs_read()$' /tmp/all.trace
+		grep -q -- "-$DD  *\[.* all: .*->vfs_read()\$" /tmp/all.trace
 	rm /tmp/all.trace
 	rmdir $I
 	check "removed" sh -c 'echo "-:globtest/all" >> function_events'

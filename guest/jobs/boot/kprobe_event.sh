@@ -28,14 +28,14 @@ enabled() {
 }
 records() {
 	echo > trace
-	dd if=/proc/version of=/dev/null bs=16 count=4 2>/dev/null
+	run_dd if=/proc/version of=/dev/null bs=16 count=4
 	# stop first: reading trace calls vfs_read, which adds events
 	echo 0 > tracing_on
 	# none is for the check below to say, after tracing is on again
 	grep 'boot_probe: (vfs_read+0x' trace > /tmp/kp.txt || true
 	echo 1 > tracing_on
 	# dd's 4 reads of /proc/version at least (a read of the trace is not)
-	check "4 or more records" test "$(grep -c 'dd-' /tmp/kp.txt)" -ge 4
+	check "4 or more records" test "$(grep -c -- "-$DD  *\[" /tmp/kp.txt)" -ge 4
 }
 removable() {
 	echo 0 > events/kprobes/boot_probe/enable
