@@ -39,7 +39,7 @@ help:
 	  'make fuzz            only the fuzzer, for long runs: N=100000 SEED=1 (a new seed unless given)' \
 	  'make check-docs      Sphinx on Documentation/trace, kernel-doc -Wall on the C files the series changes' \
 	  "make docs-png        render the new documents' HTML pages to build/docs-png/*.png" \
-	  'make bench           the overhead benchmark on the -O2 kernel: build/bench/{bench,create}.csv, bench.png' \
+	  'make bench           the overhead benchmark on the -O2 kernel: build/bench/{bench,create,mem}.csv, bench.png' \
 	  'make bench-build     build only the benchmarked -O2 kernel (build/obj-bench)' \
 	  'make hitprofile      one hit of each bench case single-stepped: instructions per function (CASES=, DIFF=)' \
 	  'make check-arches    the C files the series changes, W=1, on 7 architectures, with and without BTF' \

@@ -309,5 +309,58 @@ if [ -n "$GLOB" ]; then
 	once fevent-glob disable $GLOB_N 'echo 0 > events/functions/glob/enable'
 	once fevent-glob remove $GLOB_N 'echo > function_events'
 fi
+
+# Kernel memory an event takes: slab and vmalloc of /proc/meminfo, after
+# a second for RCU callbacks and dropping what can be dropped (tracefs'
+# dentries and inodes among it).  "MEM kind n defined-kB enabled-kB": n
+# events of a kind defined, then enabled, against before the first.
+kmem() {
+	sleep 1
+	echo 3 > /proc/sys/vm/drop_caches
+	awk '/^(Slab|VmallocUsed):/ { kb += $2 } END { print kb }' /proc/meminfo
+}
+each() { # command-per-line, with $fn and $i
+	i=0
+	while read -r fn; do
+		i=$((i + 1))
+		eval "$1"
+	done < $funcs
+}
+mem() { # kind n define enable clear
+	m0=$(kmem)
+	eval "$3"
+	m1=$(kmem)
+	eval "$4"
+	m2=$(kmem)
+	eval "$5"
+	echo "MEM $1 $2 $((m1 - m0)) $((m2 - m0))"
+}
+# The same functions, no arguments: what an event costs around its fields
+fe_def() { each 'echo "$fn()" >> function_events'; }
+fe_on() { each 'echo 1 > events/functions/$fn/enable'; }
+fe_clear() { echo 0 > events/functions/enable; echo > function_events; }
+kp_def() { each 'echo "p:kprobes/c$i $fn" >> kprobe_events'; }
+kp_on() { each 'echo 1 > events/kprobes/c$i/enable'; }
+kp_clear() { echo 0 > events/kprobes/enable; echo > kprobe_events; }
+fp_def() { each 'echo "f:fprobes/c$i $fn" >> dynamic_events'; }
+fp_on() { each 'echo 1 > events/fprobes/c$i/enable'; }
+fp_clear() { echo 0 > events/fprobes/enable; echo > dynamic_events; }
+mem fevent "$total" fe_def fe_on fe_clear
+mem kprobe "$total" kp_def kp_on kp_clear
+if [ -n "$HAVE_FPROBE" ]; then
+	mem fprobe "$total" fp_def fp_on fp_clear
+fi
+# One event over the GLOB_N functions of a glob, at the entry and the exit
+g_def() { echo "F:glob $GLOB$1()" > function_events; }
+g_on() { echo 1 > events/functions/glob/enable; }
+g_clear() { echo 0 > events/functions/glob/enable; echo > function_events; }
+if [ -n "$GLOB" ]; then
+	mem fevent-glob "$GLOB_N" g_def g_on g_clear
+	# Exit events need the function graph tracer
+	if g_def %return 2>/dev/null; then
+		g_clear
+		mem fexit-glob "$GLOB_N" "g_def %return" g_on g_clear
+	fi
+fi
 echo 1 > tracing_on
 echo "BENCH-DONE"

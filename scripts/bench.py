@@ -16,8 +16,11 @@ in a loop for each case):
 Prints a table per mode (median and fastest run, spread = (max-min)/median,
 overhead = case - case 1, ratio = overhead / overhead of case 2; the
 overhead is that of the fastest run under wall, of the median under
-icount), checks the targets, writes build/bench/bench.csv, create.csv
-and bench.png (build/bench-arm64/ for ARCH=arm64).  Function events are
+icount), the kernel memory (slab and vmalloc) an event takes, defined
+and enabled, for function, kprobe and fprobe events on the same 1,000
+functions and per function of an event over a pattern, checks the
+targets, writes build/bench/bench.csv, create.csv, mem.csv and bench.png
+(build/bench-arm64/ for ARCH=arm64).  Function events are
 compared with fprobe events, or where the kernel has none (arm64 6.12),
 with kprobe and kretprobe events.  Cases are run round after round (every case once per
 round), so that a slow stretch of the host does not fall on one case.
@@ -90,7 +93,7 @@ def run_guest(arch, mode, obj, args, timeout, results):
 
 
 def parse(lines):
-    runs, create, errors, skipped = {}, {}, [], []
+    runs, create, mem, errors, skipped = {}, {}, {}, [], []
     for s in lines:
         f = s.split()
         if not f:
@@ -100,11 +103,44 @@ def parse(lines):
             runs.setdefault(f[1], []).append(ns / calls)
         elif f[0] == 'CREATE' and len(f) == 5:
             create[(f[1], f[2])] = (int(f[3]), int(f[4]))
+        elif f[0] == 'MEM' and len(f) == 5:
+            # kind, events or functions, kB once defined, kB once enabled
+            mem[f[1]] = (int(f[2]), int(f[3]), int(f[4]))
         elif f[0] == 'BENCH-ERROR':
             errors.append(s)
         elif f[0] == 'BENCH-SKIP':
             skipped.append(s)
-    return runs, create, errors, skipped
+    return runs, create, mem, errors, skipped
+
+
+def mem_report(mem):
+    """Kernel memory (slab + vmalloc) per event, or per matched function of
+    an event over a pattern, defined and enabled.  Targets: a function
+    event takes no more than a kprobe event on the same function, and an
+    enabled entry event over a pattern at most 48 bytes a function."""
+    ok, rows = True, []
+    print('--- kernel memory (slab + vmalloc, /proc/meminfo): bytes per event, '
+          'per function for a pattern')
+    for kind, (n, dkb, ekb) in mem.items():
+        d, e = dkb * 1024 / n, ekb * 1024 / n
+        unit = 'functions' if kind.endswith('-glob') else 'events'
+        print(f'  {kind:<12} defined {d:>8.0f}  enabled {e:>8.0f}  ({n} {unit})')
+        rows.append([kind, n, dkb, ekb, round(d), round(e)])
+    fe, kp = mem.get('fevent'), mem.get('kprobe')
+    if fe and kp:
+        good = fe[2] <= kp[2]
+        ok &= good
+        print(f'  {"met" if good else "NOT met"}: an enabled function event / '
+              f'kprobe event = {fe[2] * 1024 / fe[0]:.0f} / '
+              f'{kp[2] * 1024 / kp[0]:.0f} bytes (target: no more)')
+    g = mem.get('fevent-glob')
+    if g:
+        per = g[2] * 1024 / g[0]
+        good = per <= 48
+        ok &= good
+        print(f'  {"met" if good else "NOT met"}: an enabled event over a pattern = '
+              f'{per:.0f} bytes a function (target <= 48)')
+    return ok, rows
 
 
 def estimate(mode, v):
@@ -337,10 +373,10 @@ def main():
     for t in threads:
         t.join()
     all_rows, rc = [], 0
-    creates = []
+    creates, mems = [], []
     for mode in args.modes.split(','):
         lines, status, logpath = results[mode]
-        runs, create, errors, skipped = parse(lines)
+        runs, create, mem, errors, skipped = parse(lines)
         for sk in skipped:
             print(f'{mode}: ' + sk)
         bad = bad_lines(lines)
@@ -391,6 +427,11 @@ def main():
             if mode == 'icount':
                 ok_create = create_targets(arch, create)
                 rc = rc if ok_create else 1
+        if mem:
+            ok_mem, rows_mem = mem_report(mem)
+            mems += [[mode] + r for r in rows_mem]
+            if mode == 'icount' and not ok_mem:
+                rc = 1
         # icount is deterministic: a target it misses fails make bench.
         # Wall clock under TCG is too noisy to fail on; it is shown.
         if not targets(mode, rows) and mode == 'icount':
@@ -405,9 +446,14 @@ def main():
         w.writerow(['mode', 'kind', 'define_ms', 'enable_ms', 'disable_ms', 'remove_ms',
                     'remove_never_enabled_ms', 'functions'])
         w.writerows(creates)
+    with open(os.path.join(out, 'mem.csv'), 'w', newline='') as f:
+        w = csv.writer(f)
+        w.writerow(['mode', 'kind', 'n', 'defined_kb', 'enabled_kb',
+                    'defined_bytes_each', 'enabled_bytes_each'])
+        w.writerows(mems)
     plot(arch, all_rows, os.path.join(out, 'bench.png'))
     rel = os.path.relpath(out, TOP)
-    print(f'csv: {rel}/bench.csv, {rel}/create.csv; '
+    print(f'csv: {rel}/bench.csv, {rel}/create.csv, {rel}/mem.csv; '
           f'{time.time() - start:.0f}s')
     return rc
 

@@ -634,6 +634,33 @@ class BenchTest(unittest.TestCase):
             self.assertFalse(ok, text)
             self.assertRegex(text, r'NOT met: function event, .*' + re.escape(what))
 
+    def run_mem(self, lines):
+        mem = bench.parse(lines)[2]
+        out = io.StringIO()
+        with mock.patch('sys.stdout', out):
+            ok, rows = bench.mem_report(mem)
+        return ok, rows, out.getvalue()
+
+    def test_memory_per_event(self):
+        # 1000 events: 900 kB and 1200 kB enabled; a pattern over 2048
+        # functions: 64 kB enabled, 32 bytes a function
+        lines = ['MEM fevent 1000 500 900', 'MEM kprobe 1000 800 1200',
+                 'MEM fevent-glob 2048 8 64', 'MEM fexit-glob 2048 8 512']
+        ok, rows, text = self.run_mem(lines)
+        self.assertTrue(ok, text)
+        self.assertIn('fevent       defined      512  enabled      922', text)
+        self.assertIn('an enabled event over a pattern = 32 bytes a function', text)
+        self.assertIn(['fexit-glob', 2048, 8, 512, 4, 256], rows)
+
+    def test_memory_targets_can_fail(self):
+        for lines, what in ((['MEM fevent 1000 500 1300', 'MEM kprobe 1000 800 1200'],
+                             'NOT met: an enabled function event / kprobe event'),
+                            (['MEM fevent-glob 1000 8 64'],
+                             'NOT met: an enabled event over a pattern = 66')):
+            ok, _, text = self.run_mem(lines)
+            self.assertFalse(ok, text)
+            self.assertIn(what, text)
+
     def test_exit_against_kretprobe_without_fprobe(self):
         over = {k: v for k, v in self.MET.items() if k not in ('6', '7', '8', '17')}
         over.update({'9': 700, '10': 800, '11': 1600, '18': 1800})
