@@ -310,14 +310,24 @@ if [ -n "$GLOB" ]; then
 	once fevent-glob remove $GLOB_N 'echo > function_events'
 fi
 
-# Kernel memory an event takes: slab and vmalloc of /proc/meminfo, after
-# a second for RCU callbacks and dropping what can be dropped (tracefs'
-# dentries and inodes among it).  "MEM kind n defined-kB enabled-kB": n
-# events of a kind defined, then enabled, against before the first.
+# Kernel memory an event takes: slab, vmalloc and per-CPU memory of
+# /proc/meminfo (a kprobe event's hit count is per CPU), after
+# dropping what can be dropped (tracefs' dentries and inodes among it),
+# once two readings a second apart agree within 16 kB (at most 10): what
+# the phase before frees after RCU grace periods and work items is gone
+# by then.  "MEM kind n defined-kB enabled-kB": n events of a kind
+# defined, then enabled, against before the first.
 kmem() {
-	sleep 1
-	echo 3 > /proc/sys/vm/drop_caches
-	awk '/^(Slab|VmallocUsed):/ { kb += $2 } END { print kb }' /proc/meminfo
+	prev=-1
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		sleep 1
+		echo 3 > /proc/sys/vm/drop_caches
+		cur=$(awk '/^(Slab|VmallocUsed|Percpu):/ { kb += $2 } END { print kb }' /proc/meminfo)
+		d=$((cur - prev))
+		[ "${d#-}" -le 16 ] && break
+		prev=$cur
+	done
+	echo "$cur"
 }
 each() { # command-per-line, with $fn and $i
 	i=0

@@ -16,7 +16,7 @@ in a loop for each case):
 Prints a table per mode (median and fastest run, spread = (max-min)/median,
 overhead = case - case 1, ratio = overhead / overhead of case 2; the
 overhead is that of the fastest run under wall, of the median under
-icount), the kernel memory (slab and vmalloc) an event takes, defined
+icount), the kernel memory (slab, vmalloc, percpu) an event takes, defined
 and enabled, for function, kprobe and fprobe events on the same 1,000
 functions and per function of an event over a pattern, checks the
 targets, writes build/bench/bench.csv, create.csv, mem.csv and bench.png
@@ -114,12 +114,12 @@ def parse(lines):
 
 
 def mem_report(mem):
-    """Kernel memory (slab + vmalloc) per event, or per matched function of
+    """Kernel memory (slab + vmalloc + percpu) per event, or per matched function of
     an event over a pattern, defined and enabled.  Targets: a function
     event takes no more than a kprobe event on the same function, and an
     enabled entry event over a pattern at most 48 bytes a function."""
     ok, rows = True, []
-    print('--- kernel memory (slab + vmalloc, /proc/meminfo): bytes per event, '
+    print('--- kernel memory (slab + vmalloc + percpu, /proc/meminfo): bytes per event, '
           'per function for a pattern')
     for kind, (n, dkb, ekb) in mem.items():
         d, e = dkb * 1024 / n, ekb * 1024 / n
