@@ -264,13 +264,16 @@ ms() { awk '{ printf "%d", $1 * 1000 }' /proc/uptime; }
 echo 0 > tracing_on
 reset
 total=$(wc -l < $funcs)
-phase() { # kind phase command-per-line...
-	t0=$(ms)
+each() { # command-per-line, with $fn and $i
 	i=0
 	while read -r fn; do
 		i=$((i + 1))
-		eval "$3"
+		eval "$1"
 	done < $funcs
+}
+phase() { # kind phase command-per-line...
+	t0=$(ms)
+	each "$3"
 	echo "CREATE $1 $2 $total $(( $(ms) - t0 ))"
 }
 phase fevent define 'echo "$fn()" >> function_events'
@@ -328,13 +331,6 @@ kmem() {
 		prev=$cur
 	done
 	echo "$cur"
-}
-each() { # command-per-line, with $fn and $i
-	i=0
-	while read -r fn; do
-		i=$((i + 1))
-		eval "$1"
-	done < $funcs
 }
 mem() { # kind n define enable clear
 	m0=$(kmem)
