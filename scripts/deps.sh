@@ -1,6 +1,7 @@
 #!/bin/bash
 # Install what the harness needs, from Debian's packages only; more
-# packages for one target as arguments (make bench: python3-matplotlib).
+# packages for one target as arguments (make bench: python3-matplotlib;
+# make hitprofile: gdb, which stands for the architecture's, GDB).
 # ARCH=arm64: its cross compiler and QEMU too, and the guest's user space
 # (busybox-static, dash, libc6, and chrt and nice from util-linux and
 # coreutils, of that architecture), downloaded with
@@ -11,7 +12,7 @@ eval "$(harness arch shell "${ARCH:-}")" || die "unknown ARCH"
 PKGS="build-essential flex bison bc libelf-dev libssl-dev cpio kmod xz-utils
       ccache qemu-system-x86 busybox-static python3 git perl rsync
       python3-sphinx python3-yaml dwarves lz4 linux-perf trace-cmd shellcheck pyflakes3
-      $HOST_PKGS $*"
+      $HOST_PKGS ${*/#gdb/$GDB}"
 missing=
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||

@@ -5,15 +5,21 @@
 perf does not exist under TCG.  Instead, for each bench case asked for
 (guest/bench.sh, PROFILE=1), boot the normal kernel with QEMU's gdbstub,
 let the guest set the case up, break on fevent_sample_bench() and
-single-step one whole call, from its first instruction to its return.
+single-step whole calls, from the first instruction to the return, three
+of them, keeping the shortest (one the scheduler did not run in).
 Every instruction executed on the way is one step (QEMU steps with
 interrupts and timers off), so the trace is exact and repeatable: the
 same count the icount benchmark measures for the case, broken down.
 
 Prints, per case, the instructions per function in order of first entry
 and the total; writes the full trace (address, symbol+offset) to
-build/bench/hit-<case>.txt.  --diff A,B prints the per-function
-difference between two cases.
+build/bench/hit-<case>.txt (build/bench-arm64/ for ARCH=arm64).
+--diff A,B prints the per-function difference between two cases.
+
+The architecture's gdb, its name there and where a function's return
+address is at its first instruction come from harness/arch.py: the call
+ends when the pc reaches that address with the stack pointer back at or
+above where it was (x86_64 pops the address, arm64 has it in x30).
 """
 
 import argparse
@@ -30,32 +36,54 @@ from harness import arch as arches
 from harness.boot import boot
 from harness.initramfs import make_initramfs
 from harness.paths import BUILD, LOGS
-from bench import guest_files
+from bench import MODES, guest_files, suffix
 
-OUT = os.path.join(BUILD, 'bench')
+# The guest's clock counts instructions, as in make bench's icount mode:
+# without it, the timer's interrupt, which QEMU's gdbstub does not hold
+# off while it steps an arm64 guest, comes in every few steps.
+ICOUNT = MODES['icount']
 
+# Steps %(calls)d calls and keeps the shortest: a call the guest's
+# scheduler or a softirq ran in (a wakeup left pending before the
+# breakpoint, say) is longer, and not what the benchmark measures.
 GDB_SCRIPT = r'''
 import gdb
 gdb.execute('set pagination off')
 gdb.execute('set confirm off')
 gdb.execute('target remote :%(port)d')
 gdb.execute('hbreak *%(addr)s')
-gdb.execute('continue')
-gdb.execute('delete')
-rsp = int(gdb.parse_and_eval('$rsp')) & 0xffffffffffffffff
-ret = int(gdb.parse_and_eval('*(unsigned long *)$rsp')) & 0xffffffffffffffff
-n = 0
-with open(%(out)r, 'w') as f:
-    while n < %(limit)d:
+best = None
+for call in range(%(calls)d):
+    gdb.execute('continue')
+    sp0 = int(gdb.parse_and_eval('$sp')) & 0xffffffffffffffff
+    ret = int(gdb.parse_and_eval(%(ret)r)) & 0xffffffffffffffff
+    pcs = []
+    while len(pcs) < %(limit)d:
         pc = int(gdb.parse_and_eval('$pc')) & 0xffffffffffffffff
-        sp = int(gdb.parse_and_eval('$rsp')) & 0xffffffffffffffff
-        if pc == ret and sp > rsp:
+        sp = int(gdb.parse_and_eval('$sp')) & 0xffffffffffffffff
+        if pc == ret and sp >= sp0:
             break
-        f.write('%%x\n' %% pc)
-        n += 1
+        pcs.append(pc)
         gdb.execute('stepi', to_string=True)
+    # a stop elsewhere (another CPU, a limit) is not a call
+    ok = pcs and pcs[0] == %(addr)s and len(pcs) < %(limit)d
+    print('call %%d: %%d instructions from %%x%%s' %% (call, len(pcs), pcs[0] if pcs else 0, '' if ok else ', not a whole call'))
+    if ok and (best is None or len(pcs) < len(best)):
+        best = pcs
+with open(%(out)r, 'w') as f:
+    f.write(''.join('%%x\n' %% pc for pc in best or []))
 gdb.execute('kill')
 '''
+
+
+def gdb_cmd(arch, port, addr, out, limit, script, calls=3):
+    """Write the gdb script that steps calls calls from addr into
+    script, and return the command that runs it."""
+    with open(script, 'w') as f:
+        f.write(GDB_SCRIPT % {'port': port, 'addr': addr, 'ret': arch.gdb_ret,
+                              'out': out, 'limit': limit, 'calls': calls})
+    return [arch.gdb, '-nx', '-batch', '-ex',
+            f'set architecture {arch.gdb_arch}', '-x', script]
 
 
 def free_port():
@@ -67,9 +95,9 @@ def free_port():
 
 
 class Symbols:
-    def __init__(self, obj, extra):
+    def __init__(self, arch, obj, extra):
         syms = []
-        out = subprocess.run(['nm', '-n', os.path.join(obj, 'vmlinux')],
+        out = subprocess.run([arch.cross + 'nm', '-n', os.path.join(obj, 'vmlinux')],
                              capture_output=True, text=True, check=True).stdout
         for line in out.splitlines():
             f = line.split()
@@ -89,7 +117,7 @@ class Symbols:
 
 
 def profile_case(arch, obj, case, timeout, limit):
-    initrd = os.path.join(BUILD, 'initramfs-hitprofile.cpio.gz')
+    initrd = os.path.join(BUILD, f'initramfs-hitprofile{suffix(arch)}.cpio.gz')
     make_initramfs(arch, obj, 'run', [], initrd,
                    extra_files=guest_files(arch, obj))
     port = free_port()
@@ -113,7 +141,9 @@ def profile_case(arch, obj, case, timeout, limit):
     # thread of its own; gdb steps it from this one, then stops it.
     guest = threading.Thread(target=boot, kwargs=dict(
         arch=arch, obj=obj, initrd=initrd, cmdline=cmdline, logpath=logpath,
-        timeout=timeout, extra_qemu=['-gdb', f'tcp:127.0.0.1:{port}'],
+        # one CPU: gdb's stops and steps are all of the CPU in the call
+        timeout=timeout, smp=1,
+        extra_qemu=['-gdb', f'tcp:127.0.0.1:{port}', *ICOUNT],
         on_line=on_line, stall=timeout, stop=stop))
     guest.start()
     try:
@@ -126,19 +156,21 @@ def profile_case(arch, obj, case, timeout, limit):
         fd, tracefile = tempfile.mkstemp(prefix='hit-', suffix='.pcs')
         os.close(fd)
         fd, script = tempfile.mkstemp(prefix='hit-', suffix='.py')
-        with os.fdopen(fd, 'w') as f:
-            f.write(GDB_SCRIPT % {'port': port, 'addr': '0x' + ready[0][1],
-                                  'out': tracefile, 'limit': limit})
-        gdb = subprocess.run(['gdb', '-nx', '-batch', '-ex',
-                              'set architecture i386:x86-64',
-                              '-x', script], capture_output=True,
-                             text=True, timeout=timeout)
+        os.close(fd)
+        cmd = gdb_cmd(arch, port, '0x' + ready[0][1], tracefile, limit, script)
+        print('$ ' + ' '.join(cmd))
+        gdb = subprocess.run(cmd, capture_output=True, text=True,
+                             timeout=timeout)
         os.unlink(script)
         with open(tracefile) as f:
             pcs = [int(x, 16) for x in f.read().split()]
         os.unlink(tracefile)
+        print(''.join(x + '\n' for x in gdb.stdout.splitlines()
+                      if x.startswith('call ')), end='')
         if not pcs:
-            print(f'error: gdb traced nothing:\n{gdb.stdout}{gdb.stderr}')
+            tail = (gdb.stdout + gdb.stderr).splitlines()[-20:]
+            print('error: gdb traced no whole call; its last lines:\n' +
+                  '\n'.join(tail))
             return None
     finally:
         stop.set()
@@ -146,14 +178,14 @@ def profile_case(arch, obj, case, timeout, limit):
     return ready[0][0], pcs, extra
 
 
-def summarize(name, pcs, syms):
+def summarize(out, name, pcs, syms):
     per = collections.OrderedDict()
     lines = []
     for pc in pcs:
         fn, off = syms.lookup(pc)
         per[fn] = per.get(fn, 0) + 1
         lines.append(f'{pc:x} {fn}+0x{off:x}')
-    with open(os.path.join(OUT, f'hit-{name}.txt'), 'w') as f:
+    with open(os.path.join(out, f'hit-{name}.txt'), 'w') as f:
         f.write('\n'.join(lines) + '\n')
     return per
 
@@ -167,19 +199,21 @@ def show(name, per):
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument('--obj', default=os.path.join(BUILD, 'obj-bench'))
+    ap.add_argument('--obj', default=os.path.join(BUILD, 'obj-bench'),
+                    help='the -O2 kernel of the architecture ARCH= names')
     ap.add_argument('--cases', default='2,3,6',
                     help='comma-separated bench case numbers')
     ap.add_argument('--diff', help='A,B: per function, case B minus case A')
     ap.add_argument('--timeout', type=int, default=600)
-    ap.add_argument('--limit', type=int, default=50000,
+    ap.add_argument('--limit', type=int, default=20000,
                     help='most instructions to step in one call')
     args = ap.parse_args()
-    os.makedirs(OUT, exist_ok=True)
+    arch = arches.get()
+    out = os.path.join(BUILD, 'bench' + suffix(arch))
+    os.makedirs(out, exist_ok=True)
     os.makedirs(LOGS, exist_ok=True)
-    # gdb steps the guest: TCG, and x86_64 (the architecture gdb is set to)
+    # gdb steps the guest: TCG, whose gdbstub steps one instruction
     os.environ['FBE_ACCEL'] = 'tcg'
-    arch = arches.get('x86_64')
     results, rc = {}, 0
     for case in args.cases.split(','):
         r = profile_case(arch, args.obj, case, args.timeout, args.limit)
@@ -187,7 +221,7 @@ def main():
             rc = 1
             continue
         name, pcs, extra = r
-        per = summarize(name, pcs, Symbols(args.obj, extra))
+        per = summarize(out, name, pcs, Symbols(arch, args.obj, extra))
         results[case] = (name, per)
         show(name, per)
     if args.diff:

@@ -60,6 +60,12 @@ class Arch:
     kprobes_on_ftrace: bool = False
     # QEMU's CPU under TCG, where "max" is not the one
     cpu: str = ''
+    # make hitprofile: the gdb that steps the guest (Debian's package of
+    # the same name), its name of the architecture, and the expression
+    # of the return address at a function's first instruction
+    gdb: str = 'gdb'
+    gdb_arch: str = ''
+    gdb_ret: str = ''
 
     @property
     def userland_root(self):
@@ -130,7 +136,9 @@ ARCHES = {
         console='ttyS0', queue_tty='/dev/ttyS1', kvm=True,
         host_pkgs=('qemu-system-x86',),
         arg_regs=('%di', '%si', '%dx', '%cx'), ftrace_insn_len=5,
-        kprobes_on_ftrace=True),
+        kprobes_on_ftrace=True,
+        # the call pushed it
+        gdb_arch='i386:x86-64', gdb_ret='*(unsigned long *)$sp'),
     'arm64': Arch(
         name='arm64', karch='arm64', cross='aarch64-linux-gnu-',
         target='Image', image='arch/arm64/boot/Image', debian='arm64',
@@ -147,6 +155,8 @@ ARCHES = {
                   ('coreutils', ['usr/bin/nice'])),
         cc='aarch64-linux-gnu-gcc',
         arg_regs=('%x0', '%x1', '%x2', '%x3'), ftrace_insn_len=4,
+        # the link register; the host's gdb knows only x86_64
+        gdb='gdb-multiarch', gdb_arch='aarch64', gdb_ret='$x30',
         host_pkgs=('gcc-aarch64-linux-gnu', 'libc6-dev-arm64-cross',
                    'qemu-system-arm')),
 }
@@ -247,7 +257,8 @@ def main(argv):
                      ('USER_ROOT', a.userland_root if a.userland else ''),
                      ('CROSS', a.cross), ('KTARGET', a.target),
                      ('KIMAGE', a.image), ('ARCH_CONFIG', a.config),
-                     ('ARCH_OBJ', a.obj(build)), ('DEBIAN_ARCH', a.debian)):
+                     ('ARCH_OBJ', a.obj(build)), ('DEBIAN_ARCH', a.debian),
+                     ('GDB', a.gdb)):
             print(f"{k}='{v}'")
         return 0
     if len(argv) == 2 and argv[1] == 'list':

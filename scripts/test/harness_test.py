@@ -21,6 +21,9 @@ module, one TestCase per module of the harness (scripts/harness/):
   KconfigTest    kconfig.py: the options the fragments ask for, and the
                  ones a .config lost
   BenchTest      bench.py's targets: each ratio met or not met at its limit
+  HitprofileTest hitprofile.py: each architecture's gdb command, and the
+                 gdb script on a made-up guest: the shortest whole call
+                 kept, a stop elsewhere or at the limit never
 
   harness_test.py [--record] [unittest's arguments]
       all tests, or those named (VerdictTest, VerdictTest.test_kasan_report_fails);
@@ -53,6 +56,7 @@ from harness import results  # noqa: E402
 from harness import testqueue  # noqa: E402
 from harness import verdict  # noqa: E402
 import bench  # noqa: E402
+import hitprofile  # noqa: E402
 
 TEST_DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'test_data')
 
@@ -671,6 +675,91 @@ class BenchTest(unittest.TestCase):
         self.assertIn('NOT met: function event / kprobe (exit: 3 ints + return) = 0.75 '
                       '(target <= 0.70)', text)
 
+
+class FakeGdb:
+    """gdb's module as hitprofile's script sees it, stepping made-up
+    calls: each a list of (pc, sp), the last one its return."""
+
+    def __init__(self, calls, ret):
+        self.calls, self.ret = iter(calls), ret
+        self.steps, self.i = [], 0
+
+    def execute(self, cmd, to_string=False):
+        if cmd == 'continue':
+            self.steps, self.i = next(self.calls), 0
+        elif cmd == 'stepi':
+            self.i += 1
+
+    def parse_and_eval(self, expr):
+        pc, sp = self.steps[self.i]
+        return {'$pc': pc, '$sp': sp}.get(expr, self.ret)
+
+
+class HitprofileTest(unittest.TestCase):
+    """hitprofile.py: the gdb that steps each architecture, and which of
+    the calls it steps is the profile."""
+
+    ADDR, RET, SP = 0x1000, 0x2000, 0x8000
+
+    def call(self, n, start=ADDR, ret_sp=SP):
+        """n instructions from start, whose first is at the entry's stack
+        pointer and the others deeper, then the return"""
+        return ([(start + 4 * i, self.SP if i == 0 else self.SP - 16)
+                 for i in range(n)] + [(self.RET, ret_sp)])
+
+    def step(self, calls, limit=100):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        out, script = os.path.join(d, 'pcs'), os.path.join(d, 'script.py')
+        hitprofile.gdb_cmd(arch.get('x86_64'), 1, hex(self.ADDR), out, limit,
+                           script, calls=len(calls))
+        with open(script) as f:
+            text = f.read()
+        fake = FakeGdb(calls, self.RET)
+        printed = io.StringIO()
+        with mock.patch.dict(sys.modules, {'gdb': fake}), \
+                mock.patch('sys.stdout', printed):
+            exec(compile(text, script, 'exec'), {})
+        with open(out) as f:
+            return [int(x, 16) for x in f.read().split()], printed.getvalue()
+
+    def check_steps_with_its_gdb(self, a):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        script = os.path.join(d, 's.py')
+        cmd = hitprofile.gdb_cmd(a, 1234, '0x10', os.path.join(d, 'o'), 5, script)
+        self.assertEqual(cmd[0], a.gdb)
+        self.assertIn(f'set architecture {a.gdb_arch}', cmd)
+        self.assertTrue(a.gdb_arch and a.gdb_ret, a.name)
+        with open(script) as f:
+            text = f.read()
+        self.assertIn(repr(a.gdb_ret), text)
+        self.assertIn('target remote :1234', text)
+
+    def test_keeps_the_shortest_whole_call(self):
+        pcs, printed = self.step([self.call(30), self.call(7), self.call(9)])
+        self.assertEqual(pcs, [self.ADDR + 4 * i for i in range(7)])
+        self.assertIn('call 1: 7 instructions from 1000\n', printed)
+
+    def test_return_of_arm64_keeps_the_stack_pointer(self):
+        # x86_64 pops the return address, arm64 returns with sp as it was
+        pcs, _ = self.step([self.call(5, ret_sp=self.SP + 8)])
+        self.assertEqual(len(pcs), 5)
+        pcs, _ = self.step([self.call(5, ret_sp=self.SP)])
+        self.assertEqual(len(pcs), 5)
+
+    def test_stop_elsewhere_or_at_the_limit_is_no_call(self):
+        pcs, printed = self.step([self.call(3, start=0x3000), self.call(200),
+                                  self.call(12)])
+        self.assertEqual(len(pcs), 12)
+        self.assertEqual(printed.count('not a whole call'), 2, printed)
+        pcs, _ = self.step([self.call(3, start=0x3000)])
+        self.assertEqual(pcs, [])
+
+
+for _a in arch.ARCHES.values():
+    setattr(HitprofileTest, f'test_steps_with_its_gdb_{_a.name}',
+            lambda self, a=_a: self.check_steps_with_its_gdb(a))
 
 def main(argv):
     record = '--record' in argv[1:]
