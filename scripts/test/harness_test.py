@@ -678,21 +678,29 @@ class BenchTest(unittest.TestCase):
 
 class FakeGdb:
     """gdb's module as hitprofile's script sees it, stepping made-up
-    calls: each a list of (pc, sp), the last one its return."""
+    calls: each a list of (pc, sp) or (pc, sp, return address), the last
+    one its return.  A continue after a temporary breakpoint goes on to
+    it in the same call, else to the next call."""
 
     def __init__(self, calls, ret):
         self.calls, self.ret = iter(calls), ret
-        self.steps, self.i = [], 0
+        self.steps, self.i, self.tbreak = [], 0, None
 
     def execute(self, cmd, to_string=False):
-        if cmd == 'continue':
+        if cmd.startswith('thbreak *'):
+            self.tbreak = int(cmd.split('*')[1])
+        elif cmd == 'continue' and self.tbreak is not None:
+            self.i = [s[0] for s in self.steps].index(self.tbreak, self.i)
+            self.tbreak = None
+        elif cmd == 'continue':
             self.steps, self.i = next(self.calls), 0
         elif cmd == 'stepi':
             self.i += 1
 
     def parse_and_eval(self, expr):
-        pc, sp = self.steps[self.i]
-        return {'$pc': pc, '$sp': sp}.get(expr, self.ret)
+        step = self.steps[self.i]
+        ret = step[2] if len(step) > 2 else self.ret
+        return {'$pc': step[0], '$sp': step[1]}.get(expr, ret)
 
 
 class HitprofileTest(unittest.TestCase):
@@ -707,12 +715,12 @@ class HitprofileTest(unittest.TestCase):
         return ([(start + 4 * i, self.SP if i == 0 else self.SP - 16)
                  for i in range(n)] + [(self.RET, ret_sp)])
 
-    def step(self, calls, limit=100):
+    def step(self, calls, limit=100, skip=()):
         d = tempfile.mkdtemp()
         self.addCleanup(shutil.rmtree, d)
         out, script = os.path.join(d, 'pcs'), os.path.join(d, 'script.py')
         hitprofile.gdb_cmd(arch.get('x86_64'), 1, hex(self.ADDR), out, limit,
-                           script, calls=len(calls))
+                           script, calls=len(calls), skip=skip)
         with open(script) as f:
             text = f.read()
         fake = FakeGdb(calls, self.RET)
@@ -747,6 +755,18 @@ class HitprofileTest(unittest.TestCase):
         self.assertEqual(len(pcs), 5)
         pcs, _ = self.step([self.call(5, ret_sp=self.SP)])
         self.assertEqual(len(pcs), 5)
+
+    def test_runs_through_the_scheduler(self):
+        sched, back = 0x5000, self.ADDR + 8
+        call = (self.call(2)[:2] + [(sched, self.SP - 32, back)] +
+                [(sched + 4 * i, self.SP - 64) for i in range(1, 40)] +
+                [(back, self.SP - 16), (self.RET, self.SP)])
+        pcs, printed = self.step([call], skip=[sched])
+        self.assertEqual(pcs, [self.ADDR, self.ADDR + 4, back])
+        self.assertIn('the scheduler run through 1 times', printed)
+        # stepped through, it is in the trace
+        pcs, _ = self.step([call])
+        self.assertEqual(len(pcs), 43)
 
     def test_stop_elsewhere_or_at_the_limit_is_no_call(self):
         pcs, printed = self.step([self.call(3, start=0x3000), self.call(200),
