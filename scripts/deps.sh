@@ -12,7 +12,11 @@ eval "$(harness arch shell "${ARCH:-}")" || die "unknown ARCH"
 PKGS="build-essential flex bison bc libelf-dev libssl-dev cpio kmod xz-utils
       ccache qemu-system-x86 busybox-static python3 git perl rsync
       python3-sphinx python3-yaml dwarves lz4 linux-perf trace-cmd shellcheck pyflakes3
-      $HOST_PKGS ${*/#gdb/$GDB}"
+      $HOST_PKGS"
+for p in "$@"; do
+	[ "$p" = gdb ] && p=$GDB
+	PKGS="$PKGS $p"
+done
 missing=
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||

@@ -6,7 +6,9 @@ perf does not exist under TCG.  Instead, for each bench case asked for
 (guest/bench.sh, PROFILE=1), boot the normal kernel with QEMU's gdbstub,
 let the guest set the case up, break on fevent_sample_bench() and
 single-step whole calls, from the first instruction to the return, three
-of them, keeping the shortest (one the scheduler did not run in).
+of them, keeping the shortest (one no interrupt ran in); the scheduler,
+where a call enables preemption with a reschedule pending, is run
+through, not stepped.
 Every instruction executed on the way is one step (QEMU steps with
 interrupts and timers off), so the trace is exact and repeatable: the
 same count the icount benchmark measures for the case, broken down.
@@ -71,7 +73,10 @@ for call in range(%(calls)d):
         gdb.execute('stepi', to_string=True)
     # a stop elsewhere (another CPU, a limit) is not a call
     ok = pcs and pcs[0] == %(addr)s and len(pcs) < %(limit)d
-    print('call %%d: %%d instructions from %%x%%s%%s' %% (call, len(pcs), pcs[0] if pcs else 0, ', the scheduler run through %%d times' %% skipped if skipped else '', '' if ok else ', not a whole call'))
+    print('call %%d: %%d instructions from %%x%%s%%s' %% (
+        call, len(pcs), pcs[0] if pcs else 0,
+        ', the scheduler run through %%d times' %% skipped if skipped else '',
+        '' if ok else ', not a whole call'))
     if ok and (best is None or len(pcs) < len(best)):
         best = pcs
 with open(%(out)r, 'w') as f:
@@ -106,19 +111,23 @@ def free_port():
 
 
 class Symbols:
-    def __init__(self, arch, obj, extra):
-        syms = []
-        out = subprocess.run([arch.cross + 'nm', '-n', os.path.join(obj, 'vmlinux')],
-                             capture_output=True, text=True, check=True).stdout
-        for line in out.splitlines():
-            f = line.split()
-            if len(f) == 3 and f[1] in 'tTwW':
-                syms.append((int(f[0], 16), f[2]))
-        for addr, name in extra:
-            syms.append((addr, name))
-        syms.sort()
+    """The text symbols of syms, (address, name) pairs, by address"""
+
+    def __init__(self, syms):
+        syms = sorted(syms)
         self.addrs = [a for a, _ in syms]
         self.names = [n for _, n in syms]
+
+    @classmethod
+    def vmlinux(cls, arch, obj):
+        out = subprocess.run([arch.cross + 'nm', '-n', os.path.join(obj, 'vmlinux')],
+                             capture_output=True, text=True, check=True).stdout
+        return cls((int(f[0], 16), f[2]) for f in map(str.split, out.splitlines())
+                   if len(f) == 3 and f[1] in 'tTwW')
+
+    def with_extra(self, extra):
+        """These and extra (a module's, from the guest)"""
+        return Symbols(list(zip(self.addrs, self.names)) + list(extra))
 
     def address(self, name):
         """The address of name, or None"""
@@ -134,7 +143,7 @@ class Symbols:
         return self.names[i], addr - self.addrs[i]
 
 
-def profile_case(arch, obj, case, timeout, limit):
+def profile_case(arch, obj, syms, case, timeout, limit):
     initrd = os.path.join(BUILD, f'initramfs-hitprofile{suffix(arch)}.cpio.gz')
     make_initramfs(arch, obj, 'run', [], initrd,
                    extra_files=guest_files(arch, obj))
@@ -175,7 +184,6 @@ def profile_case(arch, obj, case, timeout, limit):
         os.close(fd)
         fd, script = tempfile.mkstemp(prefix='hit-', suffix='.py')
         os.close(fd)
-        syms = Symbols(arch, obj, [])
         skip = [a for a in map(syms.address, SCHEDULE) if a is not None]
         cmd = gdb_cmd(arch, port, '0x' + ready[0][1], tracefile, limit, script,
                       skip=skip)
@@ -236,13 +244,14 @@ def main():
     # gdb steps the guest: TCG, whose gdbstub steps one instruction
     os.environ['FBE_ACCEL'] = 'tcg'
     results, rc = {}, 0
+    syms = Symbols.vmlinux(arch, args.obj)
     for case in args.cases.split(','):
-        r = profile_case(arch, args.obj, case, args.timeout, args.limit)
+        r = profile_case(arch, args.obj, syms, case, args.timeout, args.limit)
         if r is None:
             rc = 1
             continue
         name, pcs, extra = r
-        per = summarize(out, name, pcs, Symbols(arch, args.obj, extra))
+        per = summarize(out, name, pcs, syms.with_extra(extra))
         results[case] = (name, per)
         show(name, per)
     if args.diff:

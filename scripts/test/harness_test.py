@@ -777,9 +777,7 @@ class HitprofileTest(unittest.TestCase):
         self.assertEqual(pcs, [])
 
 
-for _a in arch.ARCHES.values():
-    setattr(HitprofileTest, f'test_steps_with_its_gdb_{_a.name}',
-            lambda self, a=_a: self.check_steps_with_its_gdb(a))
+_per_arch(HitprofileTest, 'steps_with_its_gdb', arch.ARCHES)
 
 def main(argv):
     record = '--record' in argv[1:]
