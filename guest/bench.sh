@@ -341,15 +341,17 @@ mem() { # kind n define enable clear
 	eval "$5"
 	echo "MEM $1 $2 $((m1 - m0)) $((m2 - m0))"
 }
-# The same functions, no arguments: what an event costs around its fields
+# The same functions, no arguments: what an event costs around its fields.
+# Each event is named as its function, as a function event is: the name
+# is kept in the event call, its eventfs entry and the dynamic event.
 fe_def() { each 'echo "$fn()" >> function_events'; }
 fe_on() { each 'echo 1 > events/functions/$fn/enable'; }
 fe_clear() { echo 0 > events/functions/enable; echo > function_events; }
-kp_def() { each 'echo "p:kprobes/c$i $fn" >> kprobe_events'; }
-kp_on() { each 'echo 1 > events/kprobes/c$i/enable'; }
+kp_def() { each 'echo "p:kprobes/$fn $fn" >> kprobe_events'; }
+kp_on() { each 'echo 1 > events/kprobes/$fn/enable'; }
 kp_clear() { echo 0 > events/kprobes/enable; echo > kprobe_events; }
-fp_def() { each 'echo "f:fprobes/c$i $fn" >> dynamic_events'; }
-fp_on() { each 'echo 1 > events/fprobes/c$i/enable'; }
+fp_def() { each 'echo "f:fprobes/$fn $fn" >> dynamic_events'; }
+fp_on() { each 'echo 1 > events/fprobes/$fn/enable'; }
 fp_clear() { echo 0 > events/fprobes/enable; echo > dynamic_events; }
 mem fevent "$total" fe_def fe_on fe_clear
 mem kprobe "$total" kp_def kp_on kp_clear
