@@ -350,11 +350,22 @@ fe_clear() { echo 0 > events/functions/enable; echo > function_events; }
 kp_def() { each 'echo "p:kprobes/$fn $fn" >> kprobe_events'; }
 kp_on() { each 'echo 1 > events/kprobes/$fn/enable'; }
 kp_clear() { echo 0 > events/kprobes/enable; echo > kprobe_events; }
+# A kprobe event recording the caller too, the record of a function
+# event: on x86_64 and arm64 the entry's $stack0 or lr, as an address
+kc_def() { each 'echo "p:kprobes/$fn $fn caller=$KCALLER:x64" >> kprobe_events'; }
 fp_def() { each 'echo "f:fprobes/$fn $fn" >> dynamic_events'; }
 fp_on() { each 'echo 1 > events/fprobes/$fn/enable'; }
 fp_clear() { echo 0 > events/fprobes/enable; echo > dynamic_events; }
 mem fevent "$total" fe_def fe_on fe_clear
 mem kprobe "$total" kp_def kp_on kp_clear
+case $(uname -m) in
+x86_64) KCALLER='$stack0' ;;
+aarch64) KCALLER='%x30' ;;
+*) KCALLER= ;;
+esac
+if [ -n "$KCALLER" ]; then
+	mem kprobe-caller "$total" kc_def kp_on kp_clear
+fi
 if [ -n "$HAVE_FPROBE" ]; then
 	mem fprobe "$total" fp_def fp_on fp_clear
 fi

@@ -133,6 +133,11 @@ def mem_report(mem):
         print(f'  {"met" if good else "NOT met"}: an enabled function event / '
               f'kprobe event = {fe[2] * 1024 / fe[0]:.0f} / '
               f'{kp[2] * 1024 / kp[0]:.0f} bytes (target: no more)')
+    kc = mem.get('kprobe-caller')
+    if fe and kc:
+        # Not a target: the same record (ip and the caller) both ways
+        print(f'  a function event / a kprobe event recording the caller too '
+              f'= {fe[2] * 1024 / fe[0]:.0f} / {kc[2] * 1024 / kc[0]:.0f} bytes enabled')
     g = mem.get('fevent-glob')
     if g:
         per = g[2] * 1024 / g[0]
