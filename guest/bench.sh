@@ -332,13 +332,23 @@ kmem() {
 	done
 	echo "$cur"
 }
-mem() { # kind n define enable clear
+# A definition the kernel refuses would lower a kind's figure without a
+# word: each phase counts the events it defined (count, from the kind's
+# listing), and one that did not define them all is an error.  An event
+# over a pattern is one event over n functions.
+mem() { # kind n define enable clear count
 	m0=$(kmem)
 	eval "$3"
+	got=$(eval "$6")
 	m1=$(kmem)
 	eval "$4"
 	m2=$(kmem)
 	eval "$5"
+	want=$2
+	case $1 in *-glob) want=1 ;; esac
+	if [ "$got" != "$want" ]; then
+		echo "BENCH-ERROR mem $1: $got of $want events defined"
+	fi
 	echo "MEM $1 $2 $((m1 - m0)) $((m2 - m0))"
 }
 # The same functions, no arguments: what an event costs around its fields.
@@ -347,38 +357,153 @@ mem() { # kind n define enable clear
 fe_def() { each 'echo "$fn()" >> function_events'; }
 fe_on() { each 'echo 1 > events/functions/$fn/enable'; }
 fe_clear() { echo 0 > events/functions/enable; echo > function_events; }
+fe_count() { grep -c . function_events; }
 kp_def() { each 'echo "p:kprobes/$fn $fn" >> kprobe_events'; }
 kp_on() { each 'echo 1 > events/kprobes/$fn/enable'; }
 kp_clear() { echo 0 > events/kprobes/enable; echo > kprobe_events; }
+kp_count() { grep -c . kprobe_events; }
 # A kprobe event recording the caller too, the record of a function
 # event: on x86_64 and arm64 the entry's $stack0 or lr, as an address
 kc_def() { each 'echo "p:kprobes/$fn $fn caller=$KCALLER:x64" >> kprobe_events'; }
 fp_def() { each 'echo "f:fprobes/$fn $fn" >> dynamic_events'; }
 fp_on() { each 'echo 1 > events/fprobes/$fn/enable'; }
 fp_clear() { echo 0 > events/fprobes/enable; echo > dynamic_events; }
-mem fevent "$total" fe_def fe_on fe_clear
-mem kprobe "$total" kp_def kp_on kp_clear
+fp_count() { grep -c '^f:' dynamic_events; }
+mem fevent "$total" fe_def fe_on fe_clear fe_count
+mem kprobe "$total" kp_def kp_on kp_clear kp_count
 case $(uname -m) in
 x86_64) KCALLER='$stack0' ;;
 aarch64) KCALLER='%x30' ;;
 *) KCALLER= ;;
 esac
+# That $KCALLER is the caller a function event records, not read from the
+# code alone: both on vfs_read, as the address of the most hits (dd's
+# reads), through a histogram of each.
+top_key() { # hist-file key
+	awk -v k="$2:" '$1 == "{" && $2 == k && $NF > n { n = $NF; v = $3 }
+		END { print v }' "$1"
+}
+caller_check() {
+	if ! { echo 'vfs_read()' >> function_events &&
+	       echo "p:kprobes/kcaller vfs_read caller=$KCALLER:x64" >> kprobe_events &&
+	       echo 'hist:keys=__parent_ip.hex' > events/functions/vfs_read/trigger &&
+	       echo 'hist:keys=caller.hex' > events/kprobes/kcaller/trigger &&
+	       echo 1 > events/functions/vfs_read/enable &&
+	       echo 1 > events/kprobes/kcaller/enable; }; then
+		echo "BENCH-ERROR kprobe-caller: the check of $KCALLER cannot be set up"
+		return
+	fi
+	dd if=/proc/version of=/dev/null bs=1 count=8 2> /dev/null
+	echo 0 > events/functions/vfs_read/enable
+	echo 0 > events/kprobes/kcaller/enable
+	fe=$(top_key events/functions/vfs_read/hist __parent_ip)
+	kc=$(top_key events/kprobes/kcaller/hist caller)
+	echo '!hist:keys=__parent_ip.hex' > events/functions/vfs_read/trigger
+	echo '!hist:keys=caller.hex' > events/kprobes/kcaller/trigger
+	echo > function_events
+	echo > kprobe_events
+	if [ -z "$fe" ] || [ "$fe" != "$kc" ]; then
+		echo "BENCH-ERROR kprobe-caller: $KCALLER read ${kc:-nothing}, the function event's caller is ${fe:-nothing}"
+	else
+		echo "# kprobe-caller: $KCALLER = the function event's caller ($fe)"
+	fi
+}
 if [ -n "$KCALLER" ]; then
-	mem kprobe-caller "$total" kc_def kp_on kp_clear
+	caller_check
+	mem kprobe-caller "$total" kc_def kp_on kp_clear kp_count
 fi
 if [ -n "$HAVE_FPROBE" ]; then
-	mem fprobe "$total" fp_def fp_on fp_clear
+	mem fprobe "$total" fp_def fp_on fp_clear fp_count
 fi
 # One event over the GLOB_N functions of a glob, at the entry and the exit
 g_def() { echo "F:glob $GLOB$1()" > function_events; }
 g_on() { echo 1 > events/functions/glob/enable; }
 g_clear() { echo 0 > events/functions/glob/enable; echo > function_events; }
 if [ -n "$GLOB" ]; then
-	mem fevent-glob "$GLOB_N" g_def g_on g_clear
+	mem fevent-glob "$GLOB_N" g_def g_on g_clear fe_count
 	# Exit events need the function graph tracer
 	if g_def %return 2>/dev/null; then
 		g_clear
-		mem fexit-glob "$GLOB_N" "g_def %return" g_on g_clear
+		mem fexit-glob "$GLOB_N" "g_def %return" g_on g_clear fe_count
+	fi
+fi
+
+# Where one event's memory goes, to the byte: what defining and enabling
+# one more event of a kind changes in what is allocated, by call site
+# (guest/allocs.awk reads the trace).  The kmem and percpu events record
+# this shell's allocations and everyone's frees.  Each event is followed
+# by a second of no work, for the RCU callbacks that free what an enable
+# replaced; nothing in the window forks, opens the files that mark it or
+# turns tracepoints on or off, which would leave allocations of their
+# own in it.  "ALLOC kind site bytes".
+ALLOCS="kmem/kmalloc kmem/kmem_cache_alloc percpu/percpu_alloc_percpu"
+FREES="kmem/kfree kmem/kmem_cache_free percpu/percpu_free_percpu"
+# A second or two without a fork, and with few events: the shell counts,
+# and reads /proc/uptime every thousandth time
+wait1() {
+	read -r t0 _ < /proc/uptime
+	t0=${t0%.*}
+	t=$t0
+	while [ "${t%.*}" -le $((t0 + 1)) ]; do
+		i=0
+		while [ $i -lt 1000 ]; do
+			i=$((i + 1))
+		done
+		read -r t _ < /proc/uptime
+	done
+}
+allocs() { # kind first-event next-event
+	echo 0 > tracing_on
+	echo > trace
+	for e in $ALLOCS; do
+		echo "common_pid == $$" > events/$e/filter
+	done
+	for e in $ALLOCS $FREES; do
+		echo 1 > events/$e/enable
+	done
+	exec 4> trace_marker 5> tracing_on
+	echo 1 >&5
+	eval "$2"
+	wait1
+	echo ALLOC-START >&4
+	eval "$3"
+	wait1
+	echo 0 >&5
+	exec 4>&- 5>&-
+	for e in $ALLOCS $FREES; do
+		echo 0 > events/$e/enable
+	done
+	for e in $ALLOCS; do
+		echo 0 > events/$e/filter
+	done
+	awk -v kind="$1" -f /fbe/allocs.awk trace
+	echo > trace
+}
+fe_def_on() { echo "$fn()" >> function_events &&
+	echo 1 > events/functions/$fn/enable; }
+kp_def_on() { echo "p:kprobes/$fn $fn" >> kprobe_events &&
+	echo 1 > events/kprobes/$fn/enable; }
+kc_def_on() { echo "p:kprobes/$fn $fn caller=$KCALLER:x64" >> kprobe_events &&
+	echo 1 > events/kprobes/$fn/enable; }
+fp_def_on() { echo "f:fprobes/$fn $fn" >> dynamic_events &&
+	echo 1 > events/fprobes/$fn/enable; }
+# The first event of a kind makes its group's directory: not counted
+alloc_kind() { # kind define-and-enable clear
+	allocs "$1" "fn=$f1; $2 || echo 'BENCH-ERROR alloc $1: $f1 refused'" \
+		"fn=$f2; $2 || echo 'BENCH-ERROR alloc $1: $f2 refused'"
+	eval "$3"
+}
+f1=$(sed -n 1p $funcs)
+f2=$(sed -n 2p $funcs)
+if [ -n "$f2" ]; then
+	echo "# allocs: one more event on $f2, after one on $f1"
+	alloc_kind fevent fe_def_on fe_clear
+	alloc_kind kprobe kp_def_on kp_clear
+	if [ -n "$KCALLER" ]; then
+		alloc_kind kprobe-caller kc_def_on kp_clear
+	fi
+	if [ -n "$HAVE_FPROBE" ]; then
+		alloc_kind fprobe fp_def_on fp_clear
 	fi
 fi
 echo 1 > tracing_on

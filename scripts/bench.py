@@ -18,8 +18,9 @@ overhead = case - case 1, ratio = overhead / overhead of case 2; the
 overhead is that of the fastest run under wall, of the median under
 icount), the kernel memory (slab, vmalloc, percpu) an event takes, defined
 and enabled, for function, kprobe and fprobe events on the same 1,000
-functions and per function of an event over a pattern, checks the
-targets, writes build/bench/bench.csv, create.csv, mem.csv and bench.png
+functions and per function of an event over a pattern, the bytes one
+more event of each kind keeps by call site (kmem and percpu events),
+checks the targets, writes build/bench/bench.csv, create.csv, mem.csv, alloc.csv and bench.png
 (build/bench-arm64/ for ARCH=arm64).  Function events are
 compared with fprobe events, or where the kernel has none (arm64 6.12),
 with kprobe and kretprobe events.  Cases are run round after round (every case once per
@@ -63,8 +64,9 @@ DEFAULTS = {
 
 
 def guest_files(arch, obj):
-    """What the bench guest needs beside the kernel: guest/bench.sh, and
-    the floor case's module (guest/bench-floor), built against @obj."""
+    """What the bench guest needs beside the kernel: guest/bench.sh, the
+    awk program of its allocations (guest/allocs.awk), and the floor
+    case's module (guest/bench-floor), built against @obj."""
     src = os.path.join(TOP, 'guest/bench-floor')
     out = os.path.join(BUILD, 'bench-floor' + suffix(arch))
     # An external module builds in its directory: a copy of the source
@@ -73,6 +75,7 @@ def guest_files(arch, obj):
     subprocess.run(['make', '-s', '-C', obj, f'M={out}', f'ARCH={arch.karch}',
                     f'CROSS_COMPILE={arch.cross}', 'modules'], check=True)
     return [(os.path.join(TOP, 'guest/bench.sh'), '/fbe/demo'),
+            (os.path.join(TOP, 'guest/allocs.awk'), '/fbe/allocs.awk'),
             (os.path.join(out, 'bench-floor.ko'), '/fbe/bin/bench-floor.ko')]
 
 
@@ -146,6 +149,39 @@ def mem_report(mem):
         print(f'  {"met" if good else "NOT met"}: an enabled event over a pattern = '
               f'{per:.0f} bytes a function (target <= 48)')
     return ok, rows
+
+
+def parse_allocs(lines):
+    """"ALLOC kind site bytes": what one more event of a kind keeps
+    allocated, by call site (guest/bench.sh's allocs())."""
+    allocs = {}
+    for s in lines:
+        f = s.split()
+        if len(f) == 4 and f[0] == 'ALLOC':
+            allocs.setdefault(f[1], {})[f[2]] = int(f[3])
+    return allocs
+
+
+def alloc_report(allocs):
+    """The allocations of one event, by call site, a column a kind: where a
+    function event's bytes go against a kprobe event's, to the byte (the
+    /proc/meminfo figures are means over 1,000, within 16 kB).  Returns
+    the rows (kind, site, bytes), totals included."""
+    kinds = list(allocs)
+    sites = sorted({s for k in kinds for s in allocs[k]},
+                   key=lambda s: (-max(allocs[k].get(s, 0) for k in kinds), s))
+    print('--- one event defined and enabled, to the byte (kmem and percpu events: slab '
+          'objects and per-CPU memory, not vmalloc\'ed pages): bytes by call site')
+    print(f'  {"call site":<32}' + ''.join(f'{k:>15}' for k in kinds))
+    rows = []
+    for site in sites:
+        print(f'  {site:<32}' + ''.join(f'{allocs[k].get(site, 0) or "-":>15}'
+                                         for k in kinds))
+        rows += [[k, site, allocs[k][site]] for k in kinds if site in allocs[k]]
+    totals = {k: sum(allocs[k].values()) for k in kinds}
+    print(f'  {"total":<32}' + ''.join(f'{totals[k]:>15}' for k in kinds))
+    rows += [[k, 'total', totals[k]] for k in kinds]
+    return rows
 
 
 def estimate(mode, v):
@@ -378,7 +414,7 @@ def main():
     for t in threads:
         t.join()
     all_rows, rc = [], 0
-    creates, mems = [], []
+    creates, mems, allocs_rows = [], [], []
     for mode in args.modes.split(','):
         lines, status, logpath = results[mode]
         runs, create, mem, errors, skipped = parse(lines)
@@ -437,6 +473,9 @@ def main():
             mems += [[mode] + r for r in rows_mem]
             if mode == 'icount' and not ok_mem:
                 rc = 1
+        allocs = parse_allocs(lines)
+        if allocs:
+            allocs_rows += [[mode] + r for r in alloc_report(allocs)]
         # icount is deterministic: a target it misses fails make bench.
         # Wall clock under TCG is too noisy to fail on; it is shown.
         if not targets(mode, rows) and mode == 'icount':
@@ -456,9 +495,13 @@ def main():
         w.writerow(['mode', 'kind', 'n', 'defined_kb', 'enabled_kb',
                     'defined_bytes_each', 'enabled_bytes_each'])
         w.writerows(mems)
+    with open(os.path.join(out, 'alloc.csv'), 'w', newline='') as f:
+        w = csv.writer(f)
+        w.writerow(['mode', 'kind', 'call_site', 'bytes'])
+        w.writerows(allocs_rows)
     plot(arch, all_rows, os.path.join(out, 'bench.png'))
     rel = os.path.relpath(out, TOP)
-    print(f'csv: {rel}/bench.csv, {rel}/create.csv, {rel}/mem.csv; '
+    print(f'csv: {rel}/bench.csv, {rel}/create.csv, {rel}/mem.csv, {rel}/alloc.csv; '
           f'{time.time() - start:.0f}s')
     return rc
 
