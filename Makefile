@@ -35,11 +35,12 @@ help:
 	  'make format-patch    each series of patches/sets as mail in build/outgoing/N-NAME/ (SETS="fixes fgraph")' \
 	  'make check-patches   checkpatch.pl --strict on every patch' \
 	  'make check-bisect    build the kernel at every patch (build/obj-bisect)' \
+	  'make check-sets      each series of patches/sets at its end: built on x86_64 and arm64, its selftests in one boot (SETS=)' \
 	  'make check-debug     the same as make check (one kernel, with the debug checks in it)' \
 	  'make fuzz            only the fuzzer, for long runs: N=100000 SEED=1 (a new seed unless given)' \
 	  'make check-docs      Sphinx on Documentation/trace, kernel-doc -Wall on the C files the series changes' \
 	  "make docs-png        render the new documents' HTML pages to build/docs-png/*.png" \
-	  'make bench           the overhead benchmark on the -O2 kernel: build/bench/{bench,create,mem}.csv, bench.png' \
+	  'make bench           the overhead benchmark on the -O2 kernel: build/bench/{bench,create,mem,alloc}.csv, bench.png' \
 	  'make bench-build     build only the benchmarked -O2 kernel (build/obj-bench)' \
 	  'make hitprofile      one hit of each bench case single-stepped: instructions per function (CASES=, DIFF=)' \
 	  'make check-arches    the C files the series changes, W=1, on 7 architectures, with and without BTF' \
@@ -129,6 +130,9 @@ check-patches: tree
 
 check-bisect: tree
 	@scripts/check-bisect.sh
+
+check-sets: tree
+	@scripts/check-sets.sh
 
 clean:
 	rm -rf build/obj build/obj-* build/logs build/*.cpio.gz

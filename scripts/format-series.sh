@@ -17,7 +17,7 @@ author=$(git -C "$TREE" log -1 --format=%an HEAD)
 email=$(git -C "$TREE" log -1 --format=%ae HEAD)
 want=" ${SETS:-} "
 i=0 rc=0 covered=0
-while read -r name first last; do
+while read -r name first last _; do
 	case "$name" in ''|'#'*) continue;; esac
 	i=$((i + 1))
 	[ "$first" = $((covered + 1)) ] || die "patches/sets: $name starts at $first, not $((covered + 1))"
