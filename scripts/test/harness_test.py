@@ -20,7 +20,8 @@ module, one TestCase per module of the harness (scripts/harness/):
                  reported, and the CI budget
   KconfigTest    kconfig.py: the options the fragments ask for, and the
                  ones a .config lost
-  BenchTest      bench.py's targets: each ratio met or not met at its limit
+  BenchTest      bench.py's targets: each ratio met or not met at its limit;
+                 wall's order of the cases against icount's
   HitprofileTest hitprofile.py: each architecture's gdb command, and the
                  gdb script on a made-up guest: the shortest whole call
                  kept, a stop elsewhere or at the limit never
@@ -697,6 +698,32 @@ class BenchTest(unittest.TestCase):
         self.assertRegex(text, r'total +112 +360\n')
         self.assertIn(['kprobe', 'total', 360], rows)
         self.assertIn(['fevent', 'trace_define_field', 112], rows)
+
+    def run_order(self, icount, wall):
+        rows = [{'mode': m, 'case': c, 'overhead_ns': v}
+                for m, over in (('icount', icount), ('wall', wall))
+                for c, v in over.items()]
+        out = io.StringIO()
+        with mock.patch('sys.stdout', out):
+            pairs = bench.order_report(rows)
+        return pairs, out.getvalue()
+
+    def test_wall_order_against_icount(self):
+        icount = {'1-none': 0, '2-ftr': 500, '3-fe': 700, '4-fe3': 710, '13-te': 600}
+        # the same order: 3 and 4, 1.4% apart under icount, may swap
+        pairs, text = self.run_order(icount, {'1-none': 0, '2-ftr': 300, '3-fe': 460,
+                                              '4-fe3': 450, '13-te': 350})
+        self.assertEqual(pairs, [])
+        self.assertIn('the same order, but for 1 pairs within 5%', text)
+        self.assertIn('icount: 2 < 13 < 3 < 4', text)
+        # 13 dearer than 3 under wall: out of order
+        pairs, text = self.run_order(icount, {'1-none': 0, '2-ftr': 300, '3-fe': 460,
+                                              '4-fe3': 470, '13-te': 500})
+        self.assertEqual([(a, b) for a, b, _, _ in pairs], [('13-te', '3-fe'), ('13-te', '4-fe3')])
+        self.assertIn('out of order: 3-fe costs 1.17 times 13-te under icount, 0.92 times '
+                      'under wall', text)
+        # no wall run: nothing to compare
+        self.assertIsNone(self.run_order(icount, {})[0])
 
     def test_exit_against_kretprobe_without_fprobe(self):
         over = {k: v for k, v in self.MET.items() if k not in ('6', '7', '8', '17')}
