@@ -369,13 +369,14 @@ def order_report(all_rows, tie=0.05):
     wall = sorted(cases, key=lambda c: over['wall'][c])
     print('  wall:   ' + ' < '.join(c.split('-')[0] for c in wall))
     if not out:
-        print(f'  the same order, but for {ties} pairs within {tie:.0%} of each '
-              f'other under icount')
+        print(f'  the same order, but for {ties} pair{"" if ties == 1 else "s"} '
+              f'within {tie:.0%} of each other under icount')
     for a, b, ri, rw in out:
         print(f'  out of order: {b} costs {ri:.2f} times {a} under icount, '
               f'{rw:.2f} times under wall')
     if out:
-        print(f'  ({ties} more pairs within {tie:.0%} under icount swap places: noise)')
+        print(f'  ({ties} more pair{"" if ties == 1 else "s"} within {tie:.0%} under '
+              f'icount swap places: noise)')
     return out
 
 

@@ -714,7 +714,7 @@ class BenchTest(unittest.TestCase):
         pairs, text = self.run_order(icount, {'1-none': 0, '2-ftr': 300, '3-fe': 460,
                                               '4-fe3': 450, '13-te': 350})
         self.assertEqual(pairs, [])
-        self.assertIn('the same order, but for 1 pairs within 5%', text)
+        self.assertIn('the same order, but for 1 pair within 5%', text)
         self.assertIn('icount: 2 < 13 < 3 < 4', text)
         # 13 dearer than 3 under wall: out of order
         pairs, text = self.run_order(icount, {'1-none': 0, '2-ftr': 300, '3-fe': 460,
