@@ -692,12 +692,22 @@ class BenchTest(unittest.TestCase):
         allocs = bench.parse_allocs(lines)
         out = io.StringIO()
         with mock.patch('sys.stdout', out):
-            rows = bench.alloc_report(allocs)
+            ok, rows = bench.alloc_report(allocs)
         text = out.getvalue()
+        self.assertTrue(ok, text)
         self.assertRegex(text, r'alloc_trace_kprobe +- +304\n')
         self.assertRegex(text, r'total +112 +360\n')
+        self.assertIn('met: one function event / one kprobe event, object by object '
+                      '= 112 / 360 bytes', text)
         self.assertIn(['kprobe', 'total', 360], rows)
         self.assertIn(['fevent', 'trace_define_field', 112], rows)
+        # one byte more than the kprobe event: not met
+        allocs = bench.parse_allocs(lines + ['ALLOC fevent __trace_fevent_create 249'])
+        with mock.patch('sys.stdout', io.StringIO()) as out:
+            ok, _ = bench.alloc_report(allocs)
+        self.assertFalse(ok)
+        self.assertIn('NOT met: one function event / one kprobe event, object by object '
+                      '= 361 / 360 bytes', out.getvalue())
 
     def run_order(self, icount, wall):
         rows = [{'mode': m, 'case': c, 'overhead_ns': v}
