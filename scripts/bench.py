@@ -107,13 +107,20 @@ def parse(lines):
         elif f[0] == 'CREATE' and len(f) == 5:
             create[(f[1], f[2])] = (int(f[3]), int(f[4]))
         elif f[0] == 'MEM' and len(f) == 5:
-            # kind, events or functions, kB once defined, kB once enabled
-            mem[f[1]] = (int(f[2]), int(f[3]), int(f[4]))
+            # kind, events or functions, kB once defined, kB once enabled;
+            # the rounds of a kind add up, so its figures are their mean
+            n, d, e, r = mem.get(f[1], (0, 0, 0, 0))
+            mem[f[1]] = (n + int(f[2]), d + int(f[3]), e + int(f[4]), r + 1)
         elif f[0] == 'BENCH-ERROR':
             errors.append(s)
         elif f[0] == 'BENCH-SKIP':
             skipped.append(s)
     return runs, create, mem, errors, skipped
+
+
+# guest/bench.sh's kmem(): a reading of /proc/meminfo is taken once two
+# readings a second apart agree within this many kB
+MEM_SETTLE_KB = 16
 
 
 def mem_report(mem):
@@ -124,18 +131,26 @@ def mem_report(mem):
     ok, rows = True, []
     print('--- kernel memory (slab + vmalloc + percpu, /proc/meminfo): bytes per event, '
           'per function for a pattern')
-    for kind, (n, dkb, ekb) in mem.items():
+    for kind, (n, dkb, ekb, _) in mem.items():
         d, e = dkb * 1024 / n, ekb * 1024 / n
         unit = 'functions' if kind.endswith('-glob') else 'events'
         print(f'  {kind:<12} defined {d:>8.0f}  enabled {e:>8.0f}  ({n} {unit})')
         rows.append([kind, n, dkb, ekb, round(d), round(e)])
     fe, kp = mem.get('fevent'), mem.get('kprobe')
     if fe and kp:
-        good = fe[2] <= kp[2]
-        ok &= good
-        print(f'  {"met" if good else "NOT met"}: an enabled function event / '
-              f'kprobe event = {fe[2] * 1024 / fe[0]:.0f} / '
-              f'{kp[2] * 1024 / kp[0]:.0f} bytes (target: no more)')
+        fb, kb = fe[2] * 1024 / fe[0], kp[2] * 1024 / kp[0]
+        # What a round of n events tells apart: a reading settles within
+        # MEM_SETTLE_KB (guest/bench.sh's kmem()), bytes a page of slab
+        res = MEM_SETTLE_KB * 1024 / min(fe[0] / fe[3], kp[0] / kp[3])
+        if fb <= kb:
+            verdict = 'met'
+        elif fb - kb <= res:
+            verdict = (f'within what /proc/meminfo tells apart ({res:.0f} bytes an '
+                       f'event), decided object by object below')
+        else:
+            verdict, ok = 'NOT met', False
+        print(f'  {verdict}: an enabled function event / kprobe event = '
+              f'{fb:.0f} / {kb:.0f} bytes (target: no more)')
     kc = mem.get('kprobe-caller')
     if fe and kc:
         # Not a target: the same record (ip and the caller) both ways

@@ -658,6 +658,32 @@ class BenchTest(unittest.TestCase):
         self.assertIn('an enabled event over a pattern = 32 bytes a function', text)
         self.assertIn(['fexit-glob', 2048, 8, 512, 4, 256], rows)
 
+    def test_memory_rounds_are_averaged(self):
+        # Two rounds a kind (fevent kprobe kprobe fevent): each kind's
+        # figure is their mean, 1,000 and 1,075 bytes, not its last round;
+        # with one round of fevent (1,126 bytes) the target is not met
+        lines = ['MEM fevent 1000 500 1100', 'MEM kprobe 1000 800 1200',
+                 'MEM kprobe 1000 800 900', 'MEM fevent 1000 500 853']
+        ok, rows, text = self.run_mem(lines)
+        self.assertTrue(ok, text)
+        self.assertIn(['fevent', 2000, 1000, 1953, 512, 1000], rows)
+        self.assertIn('met: an enabled function event / kprobe event = 1000 / 1075 bytes', text)
+        ok, _, text = self.run_mem(lines[:3])
+        self.assertFalse(ok, text)
+        self.assertIn('NOT met: an enabled function event / kprobe event = 1126 / 1075', text)
+
+    def test_memory_within_resolution(self):
+        # 10 kB over 1,000 events: 10 bytes an event, under the 16 a
+        # reading settling within 16 kB tells apart; 17 kB is over it
+        ok, _, text = self.run_mem(['MEM fevent 1000 500 1210', 'MEM kprobe 1000 800 1200'])
+        self.assertTrue(ok, text)
+        self.assertIn('within what /proc/meminfo tells apart (16 bytes an event), decided '
+                      'object by object below: an enabled function event / kprobe event '
+                      '= 1239 / 1229', text)
+        ok, _, text = self.run_mem(['MEM fevent 1000 500 1217', 'MEM kprobe 1000 800 1200'])
+        self.assertFalse(ok, text)
+        self.assertIn('NOT met: an enabled function event / kprobe event = 1246 / 1229', text)
+
     def test_memory_targets_can_fail(self):
         for lines, what in ((['MEM fevent 1000 500 1300', 'MEM kprobe 1000 800 1200'],
                              'NOT met: an enabled function event / kprobe event'),
