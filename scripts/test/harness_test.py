@@ -640,11 +640,11 @@ class BenchTest(unittest.TestCase):
             self.assertFalse(ok, text)
             self.assertRegex(text, r'NOT met: function event, .*' + re.escape(what))
 
-    def run_mem(self, lines):
+    def run_mem(self, lines, exact=None):
         mem = bench.parse(lines)[2]
         out = io.StringIO()
         with mock.patch('sys.stdout', out):
-            ok, rows = bench.mem_report(mem)
+            ok, rows = bench.mem_report(mem, exact)
         return ok, rows, out.getvalue()
 
     def test_memory_per_event(self):
@@ -675,11 +675,18 @@ class BenchTest(unittest.TestCase):
     def test_memory_within_resolution(self):
         # 10 kB over 1,000 events: 10 bytes an event, under the 16 a
         # reading settling within 16 kB tells apart; 17 kB is over it
-        ok, _, text = self.run_mem(['MEM fevent 1000 500 1210', 'MEM kprobe 1000 800 1200'])
+        # is left to the object-by-object figure of the same run
+        within = ['MEM fevent 1000 500 1210', 'MEM kprobe 1000 800 1200']
+        ok, _, text = self.run_mem(within, exact=True)
         self.assertTrue(ok, text)
-        self.assertIn('within what /proc/meminfo tells apart (16 bytes an event), decided '
-                      'object by object below: an enabled function event / kprobe event '
+        self.assertIn('within what /proc/meminfo tells apart (16 bytes an event), object '
+                      'by object met: an enabled function event / kprobe event '
                       '= 1239 / 1229', text)
+        for exact, what in ((False, 'object by object NOT met'),
+                            (None, 'object by object not counted: NOT met')):
+            ok, _, text = self.run_mem(within, exact=exact)
+            self.assertFalse(ok, text)
+            self.assertIn(what, text)
         ok, _, text = self.run_mem(['MEM fevent 1000 500 1217', 'MEM kprobe 1000 800 1200'])
         self.assertFalse(ok, text)
         self.assertIn('NOT met: an enabled function event / kprobe event = 1246 / 1229', text)
