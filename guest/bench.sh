@@ -316,11 +316,13 @@ fi
 # Kernel memory an event takes: slab, vmalloc and per-CPU memory of
 # /proc/meminfo (a kprobe event's hit count is per CPU), after
 # dropping what can be dropped (tracefs' dentries and inodes among it),
-# once two readings a second apart agree within 16 kB (at most 10): what
-# the phase before frees after RCU grace periods and work items is gone
-# by then.  "MEM kind n defined-kB enabled-kB": n events of a kind
-# defined, then enabled, against before the first; a kind measured in
-# several rounds prints a line a round.
+# once two readings a second apart agree within MEM_SETTLE_KB (at most
+# 10): what the phase before frees after RCU grace periods and work items
+# is gone by then.  "MEM kind n defined-kB enabled-kB settle-kB": n events
+# of a kind defined, then enabled, against before the first, each reading
+# known within settle-kB; a kind measured in several rounds prints a line
+# a round.
+MEM_SETTLE_KB=16
 kmem() {
 	prev=-1
 	for _ in 1 2 3 4 5 6 7 8 9 10; do
@@ -328,7 +330,7 @@ kmem() {
 		echo 3 > /proc/sys/vm/drop_caches
 		cur=$(awk '/^(Slab|VmallocUsed|Percpu):/ { kb += $2 } END { print kb }' /proc/meminfo)
 		d=$((cur - prev))
-		[ "${d#-}" -le 16 ] && break
+		[ "${d#-}" -le $MEM_SETTLE_KB ] && break
 		prev=$cur
 	done
 	echo "$cur"
@@ -350,7 +352,7 @@ mem() { # kind n define enable clear count
 	if [ "$got" != "$want" ]; then
 		echo "BENCH-ERROR mem $1: $got of $want events defined"
 	fi
-	echo "MEM $1 $2 $((m1 - m0)) $((m2 - m0))"
+	echo "MEM $1 $2 $((m1 - m0)) $((m2 - m0)) $MEM_SETTLE_KB"
 }
 # The same functions, no arguments: what an event costs around its fields.
 # Each event is named as its function, as a function event is: the name
