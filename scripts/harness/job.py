@@ -39,10 +39,17 @@ def cmdline_for(arch, kcmdline):
     too, traces every lock, RCU and sched function of the lockdep
     kernel, then every function, with the graph tracer (477 s under
     TCG), and CI's slower machine once saw an RCU stall there that no
-    soft lockup went with."""
+    soft lockup went with.  sysctl.kernel.hung_task_timeout_secs=600
+    (120 s by default): 00basic/basic2.tc turns the function tracer on
+    for every function, and ftrace rewrites their call sites under
+    text_mutex; a slower machine's TCG took over 120 s, and a worker
+    flipping a static key then (sched_clock_work, after the clocksource
+    watchdog found the emulated TSC unstable) waited for that mutex
+    long enough to be reported as a hung task."""
     return (f'console={arch.console} panic=-1 oops=panic loglevel=5 '
             'ftrace_dump_on_oops watchdog_thresh=60 '
-            'rcupdate.rcu_cpu_stall_timeout=120 ' + kcmdline).strip()
+            'rcupdate.rcu_cpu_stall_timeout=120 '
+            'sysctl.kernel.hung_task_timeout_secs=600 ' + kcmdline).strip()
 
 
 def report(name, lines, v, logpath):
